@@ -1,0 +1,456 @@
+#include "trace_finalizer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <numeric>
+#include <string>
+
+namespace stallscope::model {
+
+namespace {
+
+constexpr int64_t kMaxNs = INT64_MAX;
+
+int64_t addBase(int64_t ts, int64_t base) {
+    int64_t r;
+    if (__builtin_add_overflow(ts, base, &r)) return ts < 0 ? INT64_MIN : kMaxNs;
+    return r;
+}
+
+template <class T>
+void gather(std::vector<T>& col, const std::vector<uint32_t>& perm) {
+    std::vector<T> out(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) out[i] = col[perm[i]];
+    col.swap(out);
+}
+
+bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+} // namespace
+
+void TraceFinalizer::run() {
+    applyTimeBase();
+    pairBeginEnd();
+    classifyTracks();
+    sortSlices();
+    computeNesting();
+    buildEndIndex();
+    sortInstants();
+    resolveFlows();
+    buildCorrelationIndex();
+    sortCounters();
+    std::sort(m_t.m_memory.begin(), m_t.m_memory.end(),
+              [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
+    computeSpan();
+    nameTracks();
+    buildDisplayOrder();
+    m_t.m_source = m_b.m_source;
+}
+
+void TraceFinalizer::applyTimeBase() {
+    const int64_t base = m_b.m_timeBase;
+    if (base == 0) return;
+    for (auto& v : m_t.m_slices.start) v = addBase(v, base);
+    for (auto& v : m_t.m_instants.ts) v = addBase(v, base);
+    for (auto& v : m_t.m_counterSamples.ts) v = addBase(v, base);
+    for (auto& m : m_t.m_memory) m.ts = addBase(m.ts, base);
+    for (auto& f : m_b.m_flowEndpoints) f.ts = addBase(f.ts, base);
+    for (auto& e : m_b.m_beginEnds) e.ts = addBase(e.ts, base);
+}
+
+void TraceFinalizer::pairBeginEnd() {
+    auto& be = m_b.m_beginEnds;
+    if (be.empty()) return;
+    // Stable: B and E at the same timestamp keep their file order.
+    std::stable_sort(be.begin(), be.end(), [](const BeginEnd& a, const BeginEnd& b) {
+        return a.track != b.track ? a.track < b.track : a.ts < b.ts;
+    });
+    int64_t lastTs = INT64_MIN;
+    for (const auto& e : be) lastTs = std::max(lastTs, e.ts);
+    for (const auto& s : m_t.m_slices.start) lastTs = std::max(lastTs, s);
+
+    std::vector<const BeginEnd*> stack;
+    auto closeOpen = [&]() {
+        for (const BeginEnd* b : stack) {
+            m_t.m_diagnostics.add(DiagnosticKind::UnterminatedBegin, b->srcOffset,
+                                  std::string(m_t.m_strings.view(b->name)));
+            SliceRow row{b->ts, lastTs - b->ts, b->track, b->name, b->category,
+                         kindFromCategory(m_t.m_strings.view(b->category), b->category.value != 0),
+                         b->correlation, SliceExtra::kNone, b->srcOffset, b->srcLength,
+                         static_cast<uint8_t>(kSliceFromBeginEnd | kSliceUnterminated)};
+            m_b.appendSlice(row);
+        }
+        stack.clear();
+    };
+    TrackId current;
+    for (const auto& e : be) {
+        if (e.track != current) {
+            closeOpen();
+            current = e.track;
+        }
+        if (e.begin) {
+            stack.push_back(&e);
+            continue;
+        }
+        if (stack.empty()) {
+            m_t.m_diagnostics.add(DiagnosticKind::UnmatchedEnd, e.srcOffset,
+                                  std::string(m_t.m_strings.view(e.name)));
+            continue;
+        }
+        const BeginEnd* b = stack.back();
+        stack.pop_back();
+        SliceRow row{b->ts, e.ts - b->ts, b->track, b->name, b->category,
+                     kindFromCategory(m_t.m_strings.view(b->category), b->category.value != 0),
+                     b->correlation, SliceExtra::kNone, b->srcOffset, b->srcLength,
+                     kSliceFromBeginEnd};
+        m_b.appendSlice(row);
+    }
+    closeOpen();
+    be.clear();
+    be.shrink_to_fit();
+}
+
+void TraceFinalizer::classifyTracks() {
+    const SliceTable& s = m_t.m_slices;
+    std::vector<uint32_t> kindMask(m_t.m_tracks.size(), 0);
+    for (size_t i = 0; i < s.size(); ++i)
+        kindMask[s.track[i].index()] |= 1u << static_cast<unsigned>(s.kind[i]);
+    uint32_t gpuMask = 0, cpuMask = 0;
+    for (unsigned k = 0; k < static_cast<unsigned>(EventKind::Count); ++k) {
+        const auto kind = static_cast<EventKind>(k);
+        if (isGpuSide(kind)) gpuMask |= 1u << k;
+        else if (kind != EventKind::TraceSpan && kind != EventKind::Overhead &&
+                 kind != EventKind::Instant)
+            cpuMask |= 1u << k;
+    }
+    for (size_t t = 0; t < m_t.m_tracks.size(); ++t) {
+        TrackInfo& tr = m_t.m_tracks[t];
+        ProcessInfo& p = m_t.m_processes[tr.process.index()];
+        if (kindMask[t] & gpuMask) {
+            tr.kind = TrackKind::GpuStream;
+            if (p.gpuDevice < 0 && !p.key.isString() && p.key.number >= 0 &&
+                p.key.number < INT32_MAX)
+                p.gpuDevice = static_cast<int32_t>(p.key.number);
+        } else if ((kindMask[t] & cpuMask) ||
+                   (!p.key.isString() && p.key.number >= 0 && kindMask[t] == 0 &&
+                    p.gpuDevice < 0)) {
+            tr.kind = TrackKind::CpuThread;
+        } else {
+            tr.kind = TrackKind::Other;
+        }
+    }
+    // A process labelled "GPU N" is device N even when it only carries metadata.
+    for (auto& p : m_t.m_processes) {
+        const std::string_view labels = m_t.m_strings.view(p.labels);
+        if (p.gpuDevice < 0 && startsWith(labels, "GPU ")) {
+            int dev = -1;
+            const auto digits = labels.substr(4);
+            auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), dev);
+            if (ec == std::errc() && dev >= 0) p.gpuDevice = dev;
+        }
+    }
+}
+
+void TraceFinalizer::sortSlices() {
+    SliceTable& s = m_t.m_slices;
+    const size_t n = s.size();
+    const size_t tracks = m_t.m_tracks.size();
+    std::vector<uint32_t> offsets(tracks + 1, 0);
+    for (size_t i = 0; i < n; ++i) ++offsets[s.track[i].index() + 1];
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    for (size_t t = 0; t < tracks; ++t) {
+        m_t.m_tracks[t].sliceBegin = offsets[t];
+        m_t.m_tracks[t].sliceEnd = offsets[t + 1];
+    }
+    std::vector<uint32_t> perm(n);
+    {
+        std::vector<uint32_t> cursor(offsets.begin(), offsets.end() - 1);
+        for (size_t i = 0; i < n; ++i) perm[cursor[s.track[i].index()]++] = static_cast<uint32_t>(i);
+    }
+    auto less = [&s](uint32_t a, uint32_t b) {
+        if (s.start[a] != s.start[b]) return s.start[a] < s.start[b];
+        if (s.dur[a] != s.dur[b]) return s.dur[a] > s.dur[b];
+        return a < b;
+    };
+    bool identity = true;
+    for (size_t t = 0; t < tracks; ++t) {
+        auto first = perm.begin() + offsets[t];
+        auto last = perm.begin() + offsets[t + 1];
+        if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+    }
+    for (size_t i = 0; i < n && identity; ++i) identity = perm[i] == i;
+    if (identity) return;
+    gather(s.start, perm);
+    gather(s.dur, perm);
+    gather(s.track, perm);
+    gather(s.name, perm);
+    gather(s.category, perm);
+    gather(s.srcOffset, perm);
+    gather(s.srcLength, perm);
+    gather(s.correlation, perm);
+    gather(s.extra, perm);
+    gather(s.kind, perm);
+    gather(s.flags, perm);
+    // parent and depth are computed after sorting.
+}
+
+void TraceFinalizer::computeNesting() {
+    SliceTable& s = m_t.m_slices;
+    std::vector<uint32_t> stack;
+    for (auto& tr : m_t.m_tracks) {
+        stack.clear();
+        uint16_t maxDepth = 0;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            const int64_t start = s.start[i];
+            // A slice that ends where this one starts is a sibling, not a parent.
+            while (!stack.empty() && s.start[stack.back()] + s.dur[stack.back()] <= start)
+                stack.pop_back();
+            s.parent[i] = stack.empty() ? SliceId() : SliceId(stack.back());
+            const size_t depth = std::min<size_t>(stack.size(), UINT16_MAX);
+            s.depth[i] = static_cast<uint16_t>(depth);
+            maxDepth = std::max<uint16_t>(maxDepth, static_cast<uint16_t>(depth));
+            if (!stack.empty()) {
+                const uint32_t p = stack.back();
+                if (start + s.dur[i] > s.start[p] + s.dur[p]) {
+                    s.flags[i] |= kSliceCrossesParent;
+                    m_t.m_diagnostics.add(DiagnosticKind::CrossingSlices, s.srcOffset[i],
+                                          std::string(m_t.m_strings.view(s.name[i])));
+                }
+            }
+            stack.push_back(i);
+        }
+        tr.maxDepth = maxDepth;
+    }
+}
+
+void TraceFinalizer::buildEndIndex() {
+    const SliceTable& s = m_t.m_slices;
+    constexpr uint32_t kStride = Trace::kEndIndexStride;
+    auto& idx = m_t.m_blockMaxEnd;
+    idx.clear();
+    for (auto& tr : m_t.m_tracks) {
+        tr.endIndexBegin = static_cast<uint32_t>(idx.size());
+        int64_t runningMax = INT64_MIN;
+        for (uint32_t b = tr.sliceBegin; b < tr.sliceEnd; b += kStride) {
+            const uint32_t e = std::min(tr.sliceEnd, b + kStride);
+            for (uint32_t i = b; i < e; ++i) runningMax = std::max(runningMax, s.start[i] + s.dur[i]);
+            idx.push_back(runningMax);
+        }
+    }
+}
+
+void TraceFinalizer::sortInstants() {
+    InstantTable& in = m_t.m_instants;
+    const size_t n = in.size();
+    const size_t tracks = m_t.m_tracks.size();
+    std::vector<uint32_t> offsets(tracks + 1, 0);
+    for (size_t i = 0; i < n; ++i) ++offsets[in.track[i].index() + 1];
+    std::partial_sum(offsets.begin(), offsets.end(), offsets.begin());
+    for (size_t t = 0; t < tracks; ++t) {
+        m_t.m_tracks[t].instantBegin = offsets[t];
+        m_t.m_tracks[t].instantEnd = offsets[t + 1];
+    }
+    if (n == 0) return;
+    std::vector<uint32_t> perm(n);
+    std::vector<uint32_t> cursor(offsets.begin(), offsets.end() - 1);
+    for (size_t i = 0; i < n; ++i) perm[cursor[in.track[i].index()]++] = static_cast<uint32_t>(i);
+    for (size_t t = 0; t < tracks; ++t)
+        std::stable_sort(perm.begin() + offsets[t], perm.begin() + offsets[t + 1],
+                         [&in](uint32_t a, uint32_t b) { return in.ts[a] < in.ts[b]; });
+    gather(in.ts, perm);
+    gather(in.track, perm);
+    gather(in.name, perm);
+    gather(in.category, perm);
+    gather(in.scope, perm);
+    gather(in.srcOffset, perm);
+    gather(in.srcLength, perm);
+}
+
+SliceId TraceFinalizer::enclosingSlice(TrackId track, int64_t ts) const {
+    const TrackInfo& tr = m_t.m_tracks[track.index()];
+    const SliceTable& s = m_t.m_slices;
+    auto first = s.start.begin() + tr.sliceBegin;
+    auto last = s.start.begin() + tr.sliceEnd;
+    auto it = std::upper_bound(first, last, ts);
+    if (it == first) return {};
+    SliceId cand(static_cast<uint32_t>((it - s.start.begin()) - 1));
+    while (cand.valid()) {
+        if (s.start[cand.index()] <= ts && ts <= s.start[cand.index()] + s.dur[cand.index()])
+            return cand;
+        cand = s.parent[cand.index()];
+    }
+    return {};
+}
+
+SliceId TraceFinalizer::nextSlice(TrackId track, int64_t ts) const {
+    const TrackInfo& tr = m_t.m_tracks[track.index()];
+    const SliceTable& s = m_t.m_slices;
+    auto first = s.start.begin() + tr.sliceBegin;
+    auto last = s.start.begin() + tr.sliceEnd;
+    auto it = std::lower_bound(first, last, ts);
+    if (it == last) return {};
+    return SliceId(static_cast<uint32_t>(it - s.start.begin()));
+}
+
+void TraceFinalizer::resolveFlows() {
+    auto& eps = m_b.m_flowEndpoints;
+    if (eps.empty()) return;
+    auto phaseOrder = [](char p) { return p == 's' ? 0 : p == 't' ? 1 : 2; };
+    std::sort(eps.begin(), eps.end(), [&](const FlowEndpoint& a, const FlowEndpoint& b) {
+        if (a.category != b.category) return a.category < b.category;
+        if (a.id != b.id) return a.id < b.id;
+        if (a.ts != b.ts) return a.ts < b.ts;
+        return phaseOrder(a.phase) < phaseOrder(b.phase);
+    });
+    auto flowKind = [this](StringId cat) {
+        const std::string_view c = m_t.m_strings.view(cat);
+        if (c == "ac2g" || c == "async_cpu_to_gpu" || c == "async" || c == "cpu_to_cuda")
+            return FlowKind::Launch;
+        if (c == "fwdbwd") return FlowKind::ForwardBackward;
+        return FlowKind::Other;
+    };
+    auto bind = [this](const FlowEndpoint& e) {
+        return e.bindEnclosing ? enclosingSlice(e.track, e.ts) : nextSlice(e.track, e.ts);
+    };
+    uint64_t unbound = 0;
+    size_t i = 0;
+    while (i < eps.size()) {
+        size_t j = i;
+        while (j < eps.size() && eps[j].category == eps[i].category && eps[j].id == eps[i].id) ++j;
+        // Within one (category, id): chains s -> t* -> f, in time order.
+        SliceId prev;
+        bool open = false;
+        for (size_t k = i; k < j; ++k) {
+            const FlowEndpoint& e = eps[k];
+            const SliceId bound = bind(e);
+            if (e.phase == 's') {
+                if (open) ++unbound;  // a start whose chain never finished
+                prev = bound;
+                open = true;
+                if (!bound.valid()) ++unbound;
+                continue;
+            }
+            if (!open || !prev.valid() || !bound.valid()) {
+                ++unbound;
+                if (e.phase == 'f') open = false;
+                else prev = bound;
+                continue;
+            }
+            m_t.m_flows.push_back(Flow{prev, bound, e.category, flowKind(e.category)});
+            prev = bound;
+            if (e.phase == 'f') open = false;
+        }
+        if (open) ++unbound;
+        i = j;
+    }
+    if (unbound) m_t.m_diagnostics.addCount(DiagnosticKind::UnboundFlow, unbound);
+    eps.clear();
+    eps.shrink_to_fit();
+}
+
+void TraceFinalizer::buildCorrelationIndex() {
+    const SliceTable& s = m_t.m_slices;
+    auto& launch = m_t.m_launchByCorrelation;
+    auto& gpu = m_t.m_gpuByCorrelation;
+    for (uint32_t i = 0; i < s.size(); ++i) {
+        const uint32_t c = s.correlation[i];
+        if (c == SliceTable::kNoCorrelation) continue;
+        const EventKind k = s.kind[i];
+        if (isLaunchSide(k)) launch.push_back({c, SliceId(i)});
+        else if (isGpuSide(k)) gpu.push_back({c, SliceId(i)});
+    }
+    std::sort(launch.begin(), launch.end());
+    std::sort(gpu.begin(), gpu.end());
+    for (size_t i = 1; i < launch.size(); ++i)
+        if (launch[i].correlation == launch[i - 1].correlation)
+            m_t.m_diagnostics.add(DiagnosticKind::DuplicateCorrelation,
+                                  s.srcOffset[launch[i].slice.index()],
+                                  "correlation " + std::to_string(launch[i].correlation));
+    launch.shrink_to_fit();
+    gpu.shrink_to_fit();
+}
+
+void TraceFinalizer::sortCounters() {
+    auto& samples = m_t.m_counterSamples;
+    auto& series = m_b.m_counterSampleSeries;
+    const size_t n = samples.size();
+    std::vector<uint32_t> perm(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::stable_sort(perm.begin(), perm.end(), [&](uint32_t a, uint32_t b) {
+        if (series[a] != series[b]) return series[a] < series[b];
+        return samples.ts[a] < samples.ts[b];
+    });
+    gather(samples.ts, perm);
+    gather(samples.value, perm);
+    gather(series, perm);
+    for (auto& cs : m_t.m_counterSeries) cs.sampleBegin = cs.sampleEnd = 0;
+    for (size_t i = 0; i < n; ++i) {
+        CounterSeries& cs = m_t.m_counterSeries[series[i]];
+        if (cs.sampleEnd == 0) cs.sampleBegin = static_cast<uint32_t>(i);
+        cs.sampleEnd = static_cast<uint32_t>(i + 1);
+    }
+    series.clear();
+    series.shrink_to_fit();
+}
+
+void TraceFinalizer::computeSpan() {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    const SliceTable& s = m_t.m_slices;
+    for (size_t i = 0; i < s.size(); ++i) {
+        lo = std::min(lo, s.start[i]);
+        hi = std::max(hi, s.start[i] + s.dur[i]);
+    }
+    for (int64_t ts : m_t.m_instants.ts) lo = std::min(lo, ts), hi = std::max(hi, ts);
+    for (int64_t ts : m_t.m_counterSamples.ts) lo = std::min(lo, ts), hi = std::max(hi, ts);
+    for (const auto& m : m_t.m_memory) lo = std::min(lo, m.ts), hi = std::max(hi, m.ts);
+    if (lo > hi) lo = hi = 0;
+    m_t.m_startNs = lo;
+    m_t.m_endNs = hi;
+}
+
+void TraceFinalizer::nameTracks() {
+    for (auto& tr : m_t.m_tracks) {
+        if (tr.name.valid() && tr.name.value != 0) continue;
+        std::string name;
+        if (tr.key.isString()) name = std::string(m_t.m_strings.view(tr.key.text));
+        else if (tr.kind == TrackKind::GpuStream) name = "stream " + std::to_string(tr.key.number);
+        else name = "thread " + std::to_string(tr.key.number);
+        tr.name = m_t.m_strings.intern(name);
+    }
+    for (auto& p : m_t.m_processes) {
+        if (p.name.valid() && p.name.value != 0) continue;
+        if (p.key.isString()) p.name = p.key.text;
+        else if (p.gpuDevice >= 0) p.name = m_t.m_strings.intern("GPU " + std::to_string(p.gpuDevice));
+        else p.name = m_t.m_strings.intern("process " + std::to_string(p.key.number));
+    }
+}
+
+void TraceFinalizer::buildDisplayOrder() {
+    // Processes: CPU processes first, then GPUs by device, then string-keyed rows
+    // (Spans, Traces); an explicit sort index wins within each group.
+    auto processRank = [this](const ProcessInfo& p) {
+        int group = p.gpuDevice >= 0 ? 1 : (p.key.isString() || p.key.number < 0) ? 2 : 0;
+        const int64_t idx = p.hasSortIndex ? p.sortIndex
+                            : p.gpuDevice >= 0 ? p.gpuDevice
+                                               : (p.key.isString() ? 0 : p.key.number);
+        return std::pair<int, int64_t>(group, idx);
+    };
+    std::vector<TrackId> order(m_t.m_tracks.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = TrackId(i);
+    std::stable_sort(order.begin(), order.end(), [&](TrackId a, TrackId b) {
+        const TrackInfo& ta = m_t.m_tracks[a.index()];
+        const TrackInfo& tb = m_t.m_tracks[b.index()];
+        if (ta.process != tb.process) {
+            auto ra = processRank(m_t.m_processes[ta.process.index()]);
+            auto rb = processRank(m_t.m_processes[tb.process.index()]);
+            if (ra != rb) return ra < rb;
+            return ta.process < tb.process;
+        }
+        const int64_t ka = ta.hasSortIndex ? ta.sortIndex : ta.key.number;
+        const int64_t kb = tb.hasSortIndex ? tb.sortIndex : tb.key.number;
+        return ka < kb;
+    });
+    m_t.m_displayOrder = std::move(order);
+}
+
+} // namespace stallscope::model

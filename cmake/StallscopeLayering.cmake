@@ -1,0 +1,16 @@
+# Enforces the layering of spec/style.md: the model, importers and analysis libraries
+# must build without Qt (heaptrack's Qt-free library, Perfetto's trace processor).
+function(stallscope_check_qt_free)
+    foreach(target IN LISTS ARGN)
+        if(NOT TARGET ${target})
+            continue()
+        endif()
+        get_target_property(libs ${target} LINK_LIBRARIES)
+        get_target_property(ilibs ${target} INTERFACE_LINK_LIBRARIES)
+        foreach(lib IN LISTS libs ilibs)
+            if(lib MATCHES "^Qt[0-9]*::")
+                message(FATAL_ERROR "${target} links ${lib}: the model, importers and analysis must stay Qt-free")
+            endif()
+        endforeach()
+    endforeach()
+endfunction()

@@ -1,0 +1,30 @@
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace stallscope::importers {
+
+struct ImportProgress {
+    uint64_t bytesRead = 0;   // of the input as stored (compressed bytes for .gz)
+    uint64_t bytesTotal = 0;  // 0 when unknown
+    uint64_t events = 0;
+};
+
+struct ImportOptions {
+    /// Parser threads; 0 = all hardware threads. 1 parses on the calling thread only
+    /// (the reader/inflater still runs on its own thread).
+    unsigned threads = 0;
+    /// Bytes of JSON per parse block.
+    size_t blockBytes = 1u << 20;
+    /// Called from the importing thread a few times per second.
+    std::function<void(const ImportProgress&)> progress;
+    /// Set to true from any thread to stop; the import returns ErrorKind::Cancelled.
+    const std::atomic<bool>* cancel = nullptr;
+    /// Keep a way back to each event's text for on-demand args (file reference,
+    /// gzip index). Off saves the index memory of .gz inputs.
+    bool keepEventSource = true;
+};
+
+} // namespace stallscope::importers

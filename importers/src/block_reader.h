@@ -1,0 +1,55 @@
+#pragma once
+// Cuts the event-array text into blocks at line boundaries (JSON strings cannot hold a raw
+// line break, so a line boundary is never inside a string), on its own thread, so reading
+// and inflating overlap with parsing.
+#include "byte_stream.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace stallscope::importers {
+
+struct TextBlock {
+    uint64_t index = 0;
+    uint64_t offset = 0;                     // of text[0] in the uncompressed input
+    std::shared_ptr<const std::string> text;
+    bool last = false;                       // no block follows
+};
+
+class BlockReader {
+public:
+    /// Starts reading: `initial` is text already read, starting at `offset`.
+    BlockReader(ByteStream& stream, std::string initial, uint64_t offset, size_t blockBytes,
+                size_t maxQueued);
+    ~BlockReader();
+    BlockReader(const BlockReader&) = delete;
+    BlockReader& operator=(const BlockReader&) = delete;
+
+    /// Next block in order; blocks until available. After the last block returns false.
+    bool next(TextBlock& out);
+    /// Stops the reader thread early (cancel, fatal error).
+    void stop();
+
+private:
+    void run();
+    size_t cutPoint(const std::string& pending, bool eof) const;
+
+    ByteStream& m_stream;
+    std::string m_initial;
+    uint64_t m_offset;
+    size_t m_blockBytes;
+    size_t m_maxQueued;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<TextBlock> m_queue;
+    bool m_finished = false;
+    bool m_stop = false;
+    std::thread m_thread;
+};
+
+} // namespace stallscope::importers

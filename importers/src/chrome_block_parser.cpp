@@ -1,0 +1,178 @@
+#include "chrome_block_parser.h"
+
+#include "chrome_event_reader.h"
+#include "utf8.h"
+
+#include <cstring>
+
+namespace stallscope::importers {
+
+using model::DiagnosticKind;
+using simdjson::error_code;
+using simdjson::SUCCESS;
+
+namespace {
+inline bool isBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+inline bool isSeparator(char c) { return isBlank(c) || c == ','; }
+} // namespace
+
+size_t findEventLineStart(std::string_view text, size_t from) {
+    size_t pos = from;
+    while (pos < text.size()) {
+        const bool lineStart = pos == 0 || text[pos - 1] == '\n';
+        if (lineStart) {
+            size_t p = pos;
+            while (p < text.size() && (text[p] == ' ' || text[p] == '\t' || text[p] == '\r' || text[p] == ','))
+                ++p;
+            if (p < text.size() && text[p] == '{') return p;
+        }
+        const void* nl = std::memchr(text.data() + pos, '\n', text.size() - pos);
+        if (!nl) break;
+        pos = static_cast<size_t>(static_cast<const char*>(nl) - text.data()) + 1;
+    }
+    return std::string_view::npos;
+}
+
+struct ChromeBlockParser::Impl {
+    simdjson::ondemand::parser parser;
+    std::string buf;
+};
+
+ChromeBlockParser::ChromeBlockParser() : m_impl(std::make_unique<Impl>()) {}
+ChromeBlockParser::~ChromeBlockParser() = default;
+
+ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint64_t baseOffset,
+                                                    bool knownStart, EventBatch& out) {
+    Outcome res;
+    size_t begin = 0;
+    if (!knownStart) {
+        begin = findEventLineStart(text);
+        if (begin == std::string_view::npos) {
+            res.end = End::NoStart;
+            res.stop = baseOffset;
+            return res;
+        }
+    }
+    while (begin < text.size() && isSeparator(text[begin])) ++begin;
+    if (begin == text.size()) {
+        res.end = End::Consumed;
+        res.stop = baseOffset + text.size();
+        return res;
+    }
+    const std::string_view body = text.substr(begin);
+    const uint64_t bodyOffset = baseOffset + begin;
+
+    // "[" + body + "]" + padding: the closing bracket satisfies simdjson's root check;
+    // an event cut by the block's end still fails on that bracket, at the end position.
+    std::string& buf = m_impl->buf;
+    buf.resize(body.size() + 2 + simdjson::SIMDJSON_PADDING);
+    buf[0] = '[';
+    std::memcpy(buf.data() + 1, body.data(), body.size());
+    buf[body.size() + 1] = ']';
+    std::memset(buf.data() + body.size() + 2, 0, simdjson::SIMDJSON_PADDING);
+    const size_t docLen = body.size() + 2;
+    const char* bodyPtr = buf.data() + 1;
+    const char* bodyEnd = bodyPtr + body.size();
+    auto absolute = [&](const char* p) { return bodyOffset + static_cast<uint64_t>(p - bodyPtr); };
+
+    simdjson::ondemand::document doc;
+    error_code err = m_impl->parser.iterate(buf.data(), docLen, buf.size()).get(doc);
+    if (err == simdjson::UTF8_ERROR) {
+        sanitizeUtf8(buf.data() + 1, body.size(), [&](size_t at) {
+            out.diagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
+        });
+        err = m_impl->parser.iterate(buf.data(), docLen, buf.size()).get(doc);
+    }
+    simdjson::ondemand::array arr;
+    if (!err) err = doc.get_array().get(arr);
+    if (err == simdjson::UNCLOSED_STRING) {
+        // The text was cut inside a string (no line break to cut at).
+        res.end = End::Truncated;
+        res.stop = bodyOffset;
+        return res;
+    }
+    if (err) {
+        res.end = End::SyntaxError;
+        res.errorOffset = bodyOffset;
+        res.error = simdjson::error_message(err);
+        return res;
+    }
+
+    ChromeEventReader reader(out);
+    const char* next = bodyPtr;  // start of the next unparsed element
+    for (auto elr : arr) {
+        simdjson::ondemand::value el;
+        err = std::move(elr).get(el);
+        const char* elemStart = next;
+        while (elemStart < bodyEnd && isSeparator(*elemStart)) ++elemStart;
+        bool isObject = false;
+        if (!err) {
+            simdjson::ondemand::json_type t;
+            err = el.type().get(t);
+            if (!err) {
+                elemStart = el.raw_json_token().data();
+                if (t == simdjson::ondemand::json_type::object) {
+                    isObject = true;
+                    simdjson::ondemand::object obj;
+                    err = el.get_object().get(obj);
+                    if (!err) err = reader.read(obj, absolute(elemStart));
+                } else if (t == simdjson::ondemand::json_type::array) {
+                    simdjson::ondemand::array inner;
+                    std::string_view skipped;
+                    err = el.get_array().get(inner);
+                    if (!err) err = inner.raw_json().get(skipped);
+                }
+            }
+        }
+        if (err) {
+            const char* loc = nullptr;
+            if (elemStart >= bodyEnd) break;  // only separators were left
+            if (doc.current_location().get(loc) != SUCCESS || loc >= bodyEnd) {
+                // Failed on our closing bracket: the block ends inside this event.
+                res.end = End::Truncated;
+                res.stop = absolute(elemStart);
+                return res;
+            }
+            res.end = End::SyntaxError;
+            res.errorOffset = absolute(loc);
+            res.error = simdjson::error_message(err);
+            res.stop = absolute(elemStart);
+            return res;
+        }
+        // Where this element ends: the next token (',' or ']').
+        const char* loc = nullptr;
+        const char* elemEnd = bodyEnd;
+        if (doc.current_location().get(loc) == SUCCESS && loc < bodyEnd) elemEnd = loc;
+        const char* trimmed = elemEnd;
+        while (trimmed > elemStart && isSeparator(trimmed[-1])) --trimmed;
+        if (res.firstElement == kNone) res.firstElement = absolute(elemStart);
+        ++out.entries;
+        if (isObject) {
+            reader.commit(absolute(elemStart), static_cast<uint32_t>(trimmed - elemStart));
+        } else {
+            out.diagnostics.add(DiagnosticKind::EventNotObject, absolute(elemStart),
+                                std::string(std::string_view(elemStart, trimmed - elemStart).substr(0, 40)));
+        }
+        next = elemEnd;
+        if (next >= bodyEnd) break;
+    }
+    // The loop ended: either our closing bracket (everything consumed) or the real end
+    // of the event array inside this block.
+    const char* loc = nullptr;
+    if (next < bodyEnd && doc.current_location().get(loc) == SUCCESS && loc <= bodyEnd) {
+        // `next` points at the real ']' of traceEvents.
+        const char* p = next;
+        while (p < bodyEnd && isSeparator(*p)) ++p;
+        if (p < bodyEnd && *p == ']') {
+            res.end = End::ArrayClosed;
+            res.afterArray = absolute(p + 1);
+            res.stop = res.afterArray;
+            return res;
+        }
+    }
+    res.end = End::Consumed;
+    res.stop = baseOffset + text.size();
+    return res;
+}
+
+} // namespace stallscope::importers

@@ -1,0 +1,376 @@
+#include "chrome_trace_importer.h"
+
+#include "batch_merger.h"
+#include "block_reader.h"
+#include "chrome_block_parser.h"
+#include "chrome_envelope.h"
+#include "event_sources.h"
+
+#include "stallscope/model/trace_builder.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace stallscope::importers {
+
+using model::DiagnosticKind;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr size_t kMaxHeaderBytes = size_t(1) << 30;
+constexpr size_t kMaxCarryBytes = size_t(1) << 30;
+
+struct Parsed {
+    TextBlock block;
+    EventBatch batch;
+    ChromeBlockParser::Outcome outcome;
+};
+
+/// Worker threads parse blocks speculatively; results are collected by block index.
+class ParallelParser {
+public:
+    ParallelParser(BlockReader& reader, unsigned workers, size_t maxPending)
+        : m_reader(reader), m_maxPending(maxPending) {
+        for (unsigned i = 0; i < workers; ++i) m_threads.emplace_back([this] { work(); });
+    }
+    ~ParallelParser() {
+        stop();
+        for (auto& t : m_threads) t.join();
+    }
+    void stop() {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+        m_cv.notify_all();
+    }
+    /// The parsed block `index`, or null when the input has no such block.
+    std::unique_ptr<Parsed> take(uint64_t index) {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] {
+            return m_results.count(index) || m_stop || (m_idle == m_threads.size() && m_drained);
+        });
+        auto it = m_results.find(index);
+        if (it == m_results.end()) return nullptr;
+        auto p = std::move(it->second);
+        m_results.erase(it);
+        m_cv.notify_all();
+        return p;
+    }
+
+private:
+    void work() {
+        ChromeBlockParser parser;
+        while (true) {
+            auto p = std::make_unique<Parsed>();
+            {
+                std::unique_lock lock(m_mutex);
+                m_cv.wait(lock, [&] { return m_results.size() < m_maxPending || m_stop; });
+                if (m_stop) break;
+            }
+            if (!m_reader.next(p->block)) break;
+            p->outcome = parser.parse(*p->block.text, p->block.offset, p->block.index == 0, p->batch);
+            std::lock_guard lock(m_mutex);
+            m_results.emplace(p->block.index, std::move(p));
+            m_cv.notify_all();
+        }
+        std::lock_guard lock(m_mutex);
+        ++m_idle;
+        m_drained = true;
+        m_cv.notify_all();
+    }
+
+    BlockReader& m_reader;
+    size_t m_maxPending;
+    std::vector<std::thread> m_threads;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::map<uint64_t, std::unique_ptr<Parsed>> m_results;
+    size_t m_idle = 0;
+    bool m_drained = false;
+    bool m_stop = false;
+};
+
+/// Validates speculative results against the true event boundaries and merges them in
+/// file order; re-parses sequentially whatever could not be validated.
+class Merger {
+public:
+    Merger(model::TraceBuilder& builder, uint64_t eventsBegin)
+        : m_merger(builder), m_carryOffset(eventsBegin) {}
+
+    /// Returns false on a fatal error (see error()).
+    bool add(TextBlock& block, Parsed* spec) {
+        if (m_closed) {
+            m_suffix.append(*block.text);
+            return true;
+        }
+        const std::string& text = *block.text;
+        if (spec && spec->outcome.end != ChromeBlockParser::End::NoStart &&
+            spec->outcome.end != ChromeBlockParser::End::SyntaxError &&
+            spec->outcome.firstElement != ChromeBlockParser::kNone &&
+            spec->outcome.firstElement >= block.offset) {
+            // The text between the true boundary (carry) and the speculative start must be
+            // exactly complete events.
+            std::string gap = m_carry;
+            gap.append(text, 0, spec->outcome.firstElement - block.offset);
+            EventBatch gapBatch;
+            const auto g = m_seq.parse(gap, m_carryOffset, true, gapBatch);
+            if (g.end == ChromeBlockParser::End::Consumed) {
+                m_merger.merge(gapBatch);
+                m_merger.merge(spec->batch);
+                return applyEnd(spec->outcome, text, block.offset);
+            }
+        }
+        // Sequential: carry + this block, from a known boundary.
+        EventBatch batch;
+        if (m_carry.empty()) {
+            const auto s = m_seq.parse(text, block.offset, true, batch);
+            m_merger.merge(batch);
+            return applyEnd(s, text, block.offset);
+        }
+        std::string joined = std::move(m_carry);
+        joined += text;
+        const uint64_t joinedOffset = m_carryOffset;
+        m_carry.clear();
+        const auto s = m_seq.parse(joined, joinedOffset, true, batch);
+        m_merger.merge(batch);
+        return applyEnd(s, joined, joinedOffset);
+    }
+
+    [[nodiscard]] bool closed() const { return m_closed; }
+    [[nodiscard]] const std::string& carry() const { return m_carry; }
+    [[nodiscard]] uint64_t carryOffset() const { return m_carryOffset; }
+    [[nodiscard]] const std::string& suffix() const { return m_suffix; }
+    [[nodiscard]] uint64_t suffixOffset() const { return m_suffixOffset; }
+    [[nodiscard]] const Error& error() const { return m_error; }
+    [[nodiscard]] uint64_t events() const { return m_merger.events(); }
+
+private:
+    bool applyEnd(const ChromeBlockParser::Outcome& o, const std::string& text, uint64_t textOffset) {
+        using End = ChromeBlockParser::End;
+        switch (o.end) {
+        case End::Consumed:
+        case End::NoStart:
+            m_carry.clear();
+            m_carryOffset = textOffset + text.size();
+            return true;
+        case End::Truncated:
+            m_carry.assign(text, o.stop - textOffset);
+            m_carryOffset = o.stop;
+            if (m_carry.size() > kMaxCarryBytes) {
+                m_error = {ErrorKind::TooLarge,
+                           "byte " + std::to_string(o.stop) +
+                               ": an event larger than 1 GiB (or an unterminated string)",
+                           o.stop};
+                return false;
+            }
+            return true;
+        case End::ArrayClosed:
+            m_closed = true;
+            m_suffix.assign(text, o.afterArray - textOffset);
+            m_suffixOffset = o.afterArray;
+            return true;
+        case End::SyntaxError:
+            m_error = {ErrorKind::InvalidJson,
+                       "byte " + std::to_string(o.errorOffset) + ": invalid JSON in an event (" +
+                           o.error + ")",
+                       o.errorOffset};
+            return false;
+        }
+        return true;
+    }
+
+    BatchMerger m_merger;
+    ChromeBlockParser m_seq;
+    std::string m_carry;
+    uint64_t m_carryOffset;
+    bool m_closed = false;
+    std::string m_suffix;
+    uint64_t m_suffixOffset = 0;
+    Error m_error;
+};
+
+std::string describeFormat(model::TraceBuilder& b, bool bareArray) {
+    const auto& cats = b.stats().byCategory;
+    bool legacy = false;
+    for (size_t i = 0; i < b.processCount(); ++i) {
+        const auto& key = b.processInfo(model::ProcessId(static_cast<uint32_t>(i))).key;
+        if (key.isString() && b.strings().view(key.text) == "CPU functions") legacy = true;
+    }
+    if (legacy && cats.empty()) return "legacy autograd profiler JSON";
+    std::string f;
+    if (cats.count("Operator") || cats.count("Kernel") || cats.count("Runtime"))
+        f = "Kineto JSON (2021 categories)";
+    else if (cats.count("cpu_op") || cats.count("kernel") || cats.count("cuda_runtime") ||
+             cats.count("user_annotation"))
+        f = "Kineto JSON";
+    else
+        f = "Chrome trace JSON";
+    if (bareArray) f += ", bare array";
+    if (b.metadata().baseTimeNs) f += ", timestamps relative to baseTimeNanoseconds";
+    return f;
+}
+
+Error streamError(const ByteStream& s, bool gzip) {
+    if (s.state() == StreamState::IoError) return {ErrorKind::Unreadable, s.message(), s.problemOffset()};
+    if (gzip && s.state() == StreamState::Corrupt)
+        return {ErrorKind::CorruptGzip,
+                "compressed byte " + std::to_string(s.problemOffset()) + ": " + s.message(),
+                s.problemOffset()};
+    return {ErrorKind::Truncated,
+            "byte " + std::to_string(s.problemOffset()) + ": " + s.message(), s.problemOffset()};
+}
+
+} // namespace
+
+Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
+                                                              const ImportOptions& options) {
+    const auto t0 = Clock::now();
+    ByteStream& stream = *input.stream;
+    const bool gzip = input.gzip != nullptr;
+    auto cancelled = [&] { return options.cancel && options.cancel->load(std::memory_order_relaxed); };
+
+    model::TraceBuilder builder;
+    model::TraceMetadata& md = builder.metadata();
+
+    // 1. Header: read until the event array is found.
+    std::string head;
+    HeaderOutcome header;
+    bool eof = false;
+    size_t want = std::max<size_t>(options.blockBytes, 1 << 16);
+    while (true) {
+        while (!eof && head.size() < want) {
+            const size_t old = head.size();
+            head.resize(want);
+            const size_t got = stream.read(head.data() + old, want - old);
+            head.resize(old + got);
+            if (got == 0) eof = true;
+        }
+        if (eof && head.empty() && stream.state() != StreamState::End && stream.state() != StreamState::Ok)
+            return streamError(stream, gzip);
+        header = parseEnvelopeHeader(head, eof, md, builder.diagnostics());
+        if (header.status == HeaderStatus::Found) break;
+        if (header.status == HeaderStatus::Failed) {
+            if (stream.state() == StreamState::Corrupt || stream.state() == StreamState::IoError)
+                return streamError(stream, gzip);
+            if (stream.state() == StreamState::Truncated && header.error.kind != ErrorKind::Empty) {
+                Error e = header.error;
+                e.kind = ErrorKind::Truncated;
+                e.message = "the input ends before the event array starts (" + stream.message() + ")";
+                return e;
+            }
+            return header.error;
+        }
+        if (head.size() >= kMaxHeaderBytes)
+            return Error{ErrorKind::TooLarge, "no event array in the first 1 GiB of the input", 0};
+        want *= 2;
+        if (cancelled()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
+    }
+
+    // 2. Events: reader thread -> (parallel) parsers -> in-order merge.
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned threads = options.threads ? options.threads : hw;
+    const uint64_t eventsBegin = header.header.eventsBegin;
+    std::string initial = head.substr(eventsBegin);
+    head.clear();
+    head.shrink_to_fit();
+    BlockReader reader(stream, std::move(initial), eventsBegin, options.blockBytes, 2 + 2 * threads);
+    Merger merger(builder, eventsBegin);
+    std::unique_ptr<ParallelParser> pool;
+    if (threads > 1) pool = std::make_unique<ParallelParser>(reader, threads, 4 + 2 * threads);
+
+    auto lastProgress = Clock::now();
+    bool ok = true;
+    for (uint64_t index = 0;; ++index) {
+        if (cancelled()) {
+            reader.stop();
+            if (pool) pool->stop();
+            return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
+        }
+        std::unique_ptr<Parsed> parsed;
+        TextBlock block;
+        if (pool) {
+            parsed = pool->take(index);
+            if (!parsed) break;
+            block = std::move(parsed->block);
+        } else if (!reader.next(block)) {
+            break;
+        }
+        if (!merger.add(block, parsed.get())) {
+            ok = false;
+            break;
+        }
+        if (options.progress && Clock::now() - lastProgress > std::chrono::milliseconds(100)) {
+            lastProgress = Clock::now();
+            options.progress({stream.inputConsumed(), stream.inputTotal(), merger.events()});
+        }
+        if (block.last) break;
+    }
+    reader.stop();
+    if (pool) pool->stop();
+    if (!ok) return merger.error();
+
+    // 3. End of input: truncation, the suffix after the array.
+    auto& diags = builder.diagnostics();
+    const bool streamBroken = stream.state() == StreamState::Truncated ||
+                              stream.state() == StreamState::Corrupt ||
+                              stream.state() == StreamState::IoError;
+    if (stream.state() == StreamState::IoError) return streamError(stream, gzip);
+    if (merger.closed()) {
+        parseEnvelopeSuffix(merger.suffix(), merger.suffixOffset(), header.header.bareArray, md, diags);
+    } else {
+        const std::string& carry = merger.carry();
+        const bool pendingEvent = carry.find_first_not_of(" \t\r\n,") != std::string::npos;
+        if (pendingEvent)
+            diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
+                      "the input ends inside an event (the incomplete event is not loaded)");
+        if (streamBroken)
+            diags.add(stream.state() == StreamState::Corrupt ? DiagnosticKind::CorruptCompression
+                                                             : DiagnosticKind::TruncatedInput,
+                      stream.problemOffset(), stream.message());
+        else if (header.header.bareArray && !pendingEvent)
+            diags.add(DiagnosticKind::UnterminatedArray, merger.carryOffset(),
+                      "no closing ']' (allowed by the Chrome trace format)");
+        else if (!pendingEvent)
+            diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
+                      "the input ends before the traceEvents array is closed");
+        if (merger.events() == 0 && (pendingEvent || streamBroken)) {
+            if (gzip && stream.state() == StreamState::Corrupt) return streamError(stream, gzip);
+            return Error{ErrorKind::Truncated,
+                         "byte " + std::to_string(merger.carryOffset()) +
+                             ": the input ends inside the first event; nothing could be read",
+                         merger.carryOffset()};
+        }
+    }
+
+    // 4. Finalize.
+    model::ImportStats& st = builder.stats();
+    st.inputBytes = stream.inputConsumed();
+    st.textBytes = merger.closed() ? merger.suffixOffset() + merger.suffix().size()
+                                   : merger.carryOffset() + merger.carry().size();
+    md.sourcePath = input.path;
+    md.compressed = gzip;
+    if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
+    if (options.keepEventSource) {
+        if (input.memory) builder.setEventSource(std::make_shared<ChromeMemoryEventSource>(input.memory));
+        else if (gzip) {
+            auto index = input.gzip->takeIndex();
+            if (index) {
+                index->setPath(input.path);
+                builder.setEventSource(std::make_shared<ChromeGzipEventSource>(std::move(index)));
+            }
+        } else if (!input.path.empty()) {
+            builder.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
+        }
+    }
+    md.formatName = describeFormat(builder, header.header.bareArray);
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();  // finish() adds finalize
+    auto trace = builder.finish();
+    if (options.progress) options.progress({stream.inputConsumed(), stream.inputTotal(), st.entries});
+    return trace;
+}
+
+} // namespace stallscope::importers

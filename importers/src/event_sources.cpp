@@ -1,0 +1,123 @@
+#include "event_sources.h"
+
+#include "chrome_event_reader.h"  // trimToken, sjo
+#include "utf8.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace stallscope::importers {
+
+using simdjson::SUCCESS;
+
+bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& out, std::string& error) {
+    out.clear();
+    std::string copy(eventJson);
+    sanitizeUtf8(copy.data(), copy.size(), nullptr);
+    simdjson::padded_string ps(copy);
+    simdjson::ondemand::parser parser;
+    sjo::document doc;
+    sjo::object obj;
+    if (auto e = parser.iterate(ps).get(doc); e != SUCCESS) {
+        error = simdjson::error_message(e);
+        return false;
+    }
+    if (auto e = doc.get_object().get(obj); e != SUCCESS) {
+        error = std::string("the event is not an object: ") + simdjson::error_message(e);
+        return false;
+    }
+    for (auto fr : obj) {
+        sjo::field f;
+        if (auto e = std::move(fr).get(f); e != SUCCESS) {
+            error = simdjson::error_message(e);
+            return false;
+        }
+        std::string_view k;
+        if (f.unescaped_key().get(k) != SUCCESS || k != "args") continue;
+        sjo::object args;
+        if (f.value().get_object().get(args) != SUCCESS) return true;  // args not an object
+        for (auto ar : args) {
+            sjo::field af;
+            if (auto e = std::move(ar).get(af); e != SUCCESS) {
+                error = simdjson::error_message(e);
+                return false;
+            }
+            std::string_view key;
+            if (af.unescaped_key().get(key) != SUCCESS) return false;
+            sjo::value v = af.value();
+            sjo::json_type t;
+            if (v.type().get(t) != SUCCESS) return false;
+            std::string_view raw;
+            if (t == sjo::json_type::object) {
+                sjo::object o;
+                if (v.get_object().get(o) != SUCCESS || o.raw_json().get(raw) != SUCCESS) return false;
+            } else if (t == sjo::json_type::array) {
+                sjo::array a;
+                if (v.get_array().get(a) != SUCCESS || a.raw_json().get(raw) != SUCCESS) return false;
+            } else {
+                raw = trimToken(v.raw_json_token());
+            }
+            out.push_back({std::string(key), std::string(raw)});
+        }
+        return true;
+    }
+    return true;
+}
+
+bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
+    const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        error = "cannot reopen " + m_path + ": " + std::strerror(errno);
+        return false;
+    }
+    out.resize(ref.length);
+    size_t got = 0;
+    while (got < ref.length) {
+        const ssize_t r = ::pread(fd, out.data() + got, ref.length - got,
+                                  static_cast<off_t>(ref.offset + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += static_cast<size_t>(r);
+    }
+    ::close(fd);
+    if (got != ref.length) {
+        error = m_path + " changed since it was opened (cannot read the event back)";
+        return false;
+    }
+    return true;
+}
+
+bool ChromeFileEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
+                                 std::string& error) const {
+    std::string text;
+    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+}
+
+bool ChromeGzipEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
+    return m_index->read(ref.offset, ref.length, out, error);
+}
+
+bool ChromeGzipEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
+                                 std::string& error) const {
+    std::string text;
+    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+}
+
+bool ChromeMemoryEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
+    if (ref.offset + ref.length > m_text->size()) {
+        error = "event reference beyond the buffer";
+        return false;
+    }
+    out.assign(*m_text, ref.offset, ref.length);
+    return true;
+}
+
+bool ChromeMemoryEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
+                                   std::string& error) const {
+    std::string text;
+    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+}
+
+} // namespace stallscope::importers

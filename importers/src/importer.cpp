@@ -1,0 +1,131 @@
+#include "stallscope/importers/importer.h"
+
+#include "byte_stream.h"
+#include "chrome_trace_importer.h"
+
+#include "stallscope/importers/format_sniffer.h"
+#include "stallscope/importers/tensorboard_folder.h"
+
+#include <algorithm>
+#include <map>
+
+namespace fs = std::filesystem;
+
+namespace stallscope::importers {
+
+namespace {
+
+Result<std::shared_ptr<const model::Trace>> importChromeFile(const fs::path& path, bool gzip,
+                                                             const ImportOptions& options) {
+    auto file = std::make_unique<FileByteStream>(path.string());
+    if (file->state() == StreamState::IoError)
+        return Error{ErrorKind::Unreadable, file->message(), UINT64_MAX};
+    ChromeInput in;
+    in.path = path.string();
+    if (gzip) {
+        auto gz = std::make_unique<GzipByteStream>(std::move(file), options.keepEventSource);
+        in.gzip = gz.get();
+        in.stream = std::move(gz);
+    } else {
+        in.stream = std::move(file);
+    }
+    return importChromeTrace(std::move(in), options);
+}
+
+} // namespace
+
+Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, const ImportOptions& options) {
+    std::string why;
+    const InputFormat fmt = sniffPath(path, &why);
+    switch (fmt) {
+    case InputFormat::Missing: return Error{ErrorKind::NotFound, why, UINT64_MAX};
+    case InputFormat::Directory:
+        return Error{ErrorKind::UnknownFormat, path.string() + " is a folder, not a trace file", UINT64_MAX};
+    case InputFormat::Empty: return Error{ErrorKind::Empty, path.string() + ": the file is empty", 0};
+    case InputFormat::Gzip: return importChromeFile(path, true, options);
+    case InputFormat::ChromeJson: return importChromeFile(path, false, options);
+    case InputFormat::XPlaneProtobuf:
+        return Error{ErrorKind::UnknownFormat,
+                     path.string() + ": an XPlane protobuf (TensorBoard profile plugin); this "
+                                     "version of Stallscope reads Chrome/Kineto JSON only",
+                     0};
+    case InputFormat::Unknown: break;
+    }
+    return Error{ErrorKind::UnknownFormat,
+                 path.string() + ": byte 0: not a trace Stallscope can read (expected Chrome/Kineto "
+                                 "JSON, plain or gzip, or a TensorBoard log folder)",
+                 0};
+}
+
+Result<std::shared_ptr<const model::Trace>> importBuffer(std::string bytes, const ImportOptions& options) {
+    if (bytes.empty()) return Error{ErrorKind::Empty, "the input is empty", 0};
+    auto data = std::make_shared<const std::string>(std::move(bytes));
+    ChromeInput in;
+    if (looksGzip(data->data(), data->size())) {
+        auto gz = std::make_unique<GzipByteStream>(std::make_unique<MemoryByteStream>(data), false);
+        in.gzip = gz.get();
+        in.stream = std::move(gz);
+        ImportOptions o = options;
+        o.keepEventSource = false;  // nothing on disk to read back from
+        return importChromeTrace(std::move(in), o);
+    }
+    in.stream = std::make_unique<MemoryByteStream>(data);
+    in.memory = data;
+    return importChromeTrace(std::move(in), options);
+}
+
+Result<model::Session> importPath(const fs::path& path, const ImportOptions& options) {
+    std::string why;
+    const InputFormat fmt = sniffPath(path, &why);
+    model::Session session;
+    session.sourcePath = path.string();
+    if (fmt != InputFormat::Directory) {
+        auto r = importFile(path, options);
+        if (!r) return r.error();
+        session.sourceKind = "file";
+        const auto& di = r.value()->metadata().distributed;
+        session.traces.push_back({r.value(), path.filename().string(), path.string(),
+                                  di.present ? di.rank : 0, 0});
+        return session;
+    }
+    const auto runs = findTensorBoardRuns(path);
+    if (runs.empty())
+        return Error{ErrorKind::NoTraces,
+                     path.string() + ": no *.pt.trace.json or *.pt.trace.json.gz files in this "
+                                     "folder or its sub-folders",
+                     UINT64_MAX};
+    session.sourceKind = "tensorboard-folder";
+    for (size_t i = 1; i < runs.size(); ++i) session.otherRuns.push_back(runs[i].folder.string());
+    const TensorBoardRun& run = runs.front();
+    std::map<std::string, int> workerIndex;
+    for (const auto& f : run.files) workerIndex.emplace(f.worker, static_cast<int>(workerIndex.size()));
+    std::map<std::string, int> spanCount;
+    for (const auto& f : run.files) {
+        if (options.cancel && options.cancel->load()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
+        auto r = importFile(f.path, options);
+        if (!r) {
+            if (r.error().kind == ErrorKind::Cancelled) return r.error();
+            session.problems.push_back(f.path.filename().string() + ": " + r.error().message);
+            continue;
+        }
+        const auto& di = r.value()->metadata().distributed;
+        model::TraceEntry e;
+        e.trace = r.value();
+        e.label = f.worker;
+        e.path = f.path.string();
+        e.rank = di.present && di.rank >= 0 ? di.rank : workerIndex[f.worker];
+        e.span = spanCount[f.worker]++;
+        session.traces.push_back(std::move(e));
+    }
+    if (session.traces.empty())
+        return Error{ErrorKind::NoTraces,
+                     path.string() + ": none of the trace files could be read (" +
+                         session.problems.front() + ")",
+                     UINT64_MAX};
+    std::stable_sort(session.traces.begin(), session.traces.end(), [](const auto& a, const auto& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.span < b.span;
+    });
+    return session;
+}
+
+} // namespace stallscope::importers

@@ -1,0 +1,22 @@
+#include "stallscope/importers/result.h"
+
+namespace stallscope::importers {
+
+const char* errorKindName(ErrorKind kind) {
+    switch (kind) {
+    case ErrorKind::NotFound: return "not_found";
+    case ErrorKind::Unreadable: return "unreadable";
+    case ErrorKind::Empty: return "empty";
+    case ErrorKind::UnknownFormat: return "unknown_format";
+    case ErrorKind::InvalidJson: return "invalid_json";
+    case ErrorKind::InvalidStructure: return "invalid_structure";
+    case ErrorKind::Truncated: return "truncated";
+    case ErrorKind::CorruptGzip: return "corrupt_gzip";
+    case ErrorKind::TooLarge: return "too_large";
+    case ErrorKind::NoTraces: return "no_traces";
+    case ErrorKind::Cancelled: return "cancelled";
+    }
+    return "unknown";
+}
+
+} // namespace stallscope::importers
