@@ -86,10 +86,23 @@ ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint6
     simdjson::ondemand::array arr;
     if (!err) err = doc.get_array().get(arr);
     if (err == simdjson::UNCLOSED_STRING) {
-        // The text was cut inside a string (no line break to cut at).
-        res.end = End::Truncated;
-        res.stop = bodyOffset;
-        return res;
+        // The text ends inside a string (a truncated file, or a block of minified JSON cut
+        // mid-string): parse up to the last line break, else up to the last quote, and
+        // report the rest as truncated.
+        size_t cut = body.rfind('\n');
+        if (cut == std::string_view::npos || cut == 0) cut = body.rfind('"');
+        if (cut == std::string_view::npos || cut == 0) {
+            res.end = End::Truncated;
+            res.stop = bodyOffset;
+            return res;
+        }
+        Outcome inner = parse(body.substr(0, cut), bodyOffset, true, out);
+        if (inner.end == End::Consumed) {
+            inner.end = End::Truncated;
+            inner.stop = bodyOffset + cut;
+        }
+        return inner;  // ArrayClosed: the caller takes the suffix from the full text
+
     }
     if (err) {
         res.end = End::SyntaxError;

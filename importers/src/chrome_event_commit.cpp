@@ -80,7 +80,10 @@ bool ChromeEventReader::requireTime(uint64_t offset) {
 void ChromeEventReader::commit(uint64_t offset, uint32_t length) {
     countPhase();
     if (!m_ev.hasPh) {
-        m_b.diagnostics.add(DiagnosticKind::MissingField, offset, "no \"ph\"");
+        if (m_ev.wrongType == "ph")
+            m_b.diagnostics.add(DiagnosticKind::WrongType, offset, "\"ph\" is not a string");
+        else
+            m_b.diagnostics.add(DiagnosticKind::MissingField, offset, "no \"ph\"");
         return;
     }
     if (!m_ev.wrongType.empty())

@@ -10,7 +10,10 @@ inline bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 NsResult fromDouble(std::string_view text) {
     double v = 0;
-    if (!parseDouble(text, v)) return {NumberStatus::NotANumber, 0};
+    if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc::result_out_of_range) return {NumberStatus::OutOfRange, 0};
+    if (ec != std::errc() || ptr != text.data() + text.size()) return {NumberStatus::NotANumber, 0};
     const double ns = std::round(v * 1000.0);
     if (!std::isfinite(ns) || ns >= 9.2e18 || ns <= -9.2e18) return {NumberStatus::OutOfRange, 0};
     return {NumberStatus::Ok, static_cast<int64_t>(ns)};

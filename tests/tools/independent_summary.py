@@ -8,6 +8,8 @@ second implementation rather than being "whatever the importer said".
     independent_summary.py TRACE...            print one summary object per trace
     independent_summary.py --compare CLI TRACE...
                                                run `CLI info --json TRACE` and compare
+    independent_summary.py --compare-shared CLI DIR
+                                               the same for every trace under DIR (77 = absent)
 
 Definitions (the same as docs/metrics.md):
   events          elements of traceEvents (or of the bare array)
@@ -21,6 +23,7 @@ Definitions (the same as docs/metrics.md):
 import decimal
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -118,7 +121,21 @@ def compare(cli, paths):
     return failures
 
 
+def shared_traces(root):
+    found = []
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            if ".json" in f and "expected" not in f:
+                found.append(os.path.join(dirpath, f))
+    return sorted(found)
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--compare-shared":
+        if not os.path.isdir(argv[3]):
+            print(f"SKIP: {argv[3]} is absent: real-trace comparison skipped")
+            return 77
+        return 1 if compare(argv[2], shared_traces(argv[3])) else 0
     if len(argv) >= 3 and argv[1] == "--compare":
         return 1 if compare(argv[2], argv[3:]) else 0
     json.dump([summarize(p) for p in argv[1:]], sys.stdout, indent=1, default=str)

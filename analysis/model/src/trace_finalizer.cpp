@@ -67,7 +67,8 @@ void TraceFinalizer::pairBeginEnd() {
     });
     int64_t lastTs = INT64_MIN;
     for (const auto& e : be) lastTs = std::max(lastTs, e.ts);
-    for (const auto& s : m_t.m_slices.start) lastTs = std::max(lastTs, s);
+    const SliceTable& sl = m_t.m_slices;
+    for (size_t i = 0; i < sl.size(); ++i) lastTs = std::max(lastTs, sl.start[i] + sl.dur[i]);
 
     std::vector<const BeginEnd*> stack;
     auto closeOpen = [&]() {
@@ -179,7 +180,23 @@ void TraceFinalizer::sortSlices() {
         if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
     }
     for (size_t i = 0; i < n && identity; ++i) identity = perm[i] == i;
-    if (identity) return;
+    if (identity) {
+        // Columns grew geometrically while appending: give the slack back.
+        s.start.shrink_to_fit();
+        s.dur.shrink_to_fit();
+        s.track.shrink_to_fit();
+        s.name.shrink_to_fit();
+        s.category.shrink_to_fit();
+        s.parent.shrink_to_fit();
+        s.srcOffset.shrink_to_fit();
+        s.srcLength.shrink_to_fit();
+        s.correlation.shrink_to_fit();
+        s.extra.shrink_to_fit();
+        s.kind.shrink_to_fit();
+        s.flags.shrink_to_fit();
+        s.depth.shrink_to_fit();
+        return;
+    }
     gather(s.start, perm);
     gather(s.dur, perm);
     gather(s.track, perm);
@@ -191,7 +208,11 @@ void TraceFinalizer::sortSlices() {
     gather(s.extra, perm);
     gather(s.kind, perm);
     gather(s.flags, perm);
-    // parent and depth are computed after sorting.
+    // parent and depth are recomputed after sorting; only their size matters here.
+    s.parent.assign(n, SliceId());
+    s.parent.shrink_to_fit();
+    s.depth.assign(n, 0);
+    s.depth.shrink_to_fit();
 }
 
 void TraceFinalizer::computeNesting() {
@@ -324,9 +345,9 @@ void TraceFinalizer::resolveFlows() {
             const FlowEndpoint& e = eps[k];
             const SliceId bound = bind(e);
             if (e.phase == 's') {
-                if (open) ++unbound;  // a start whose chain never finished
+                if (open) ++unbound;  // the previous chain never finished
                 prev = bound;
-                open = true;
+                open = bound.valid();
                 if (!bound.valid()) ++unbound;
                 continue;
             }
