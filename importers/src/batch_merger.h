@@ -14,6 +14,7 @@ class BatchMerger {
 public:
     explicit BatchMerger(model::TraceBuilder& builder) : m_b(builder) {}
     void merge(EventBatch& batch);
+    void mergeDiagnostics(const model::Diagnostics& d) { m_b.diagnostics().merge(d); }
     [[nodiscard]] uint64_t events() const { return m_events; }
 
 private:

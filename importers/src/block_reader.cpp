@@ -1,5 +1,6 @@
 #include "block_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace stallscope::importers {
@@ -32,54 +33,53 @@ bool BlockReader::next(TextBlock& out) {
     return true;
 }
 
-size_t BlockReader::cutPoint(const std::string& pending, bool eof) const {
-    if (eof && pending.size() <= m_blockBytes) return pending.size();
-    const size_t limit = std::min(pending.size(), m_blockBytes);
-    // After the last line break inside the block.
-    for (size_t i = limit; i > 0; --i)
-        if (pending[i - 1] == '\n') return i;
+size_t BlockReader::cutPoint(std::string_view t, bool eof) const {
+    if (eof) return t.size();
+    // After the last line break (a JSON string cannot contain one).
+    const size_t nl = t.rfind('\n');
+    if (nl != std::string_view::npos) return nl + 1;
     // Minified JSON: after the last "}," (an event boundary unless inside a string; the
-    // parser notices an open string and asks for more text).
-    for (size_t i = limit; i > 1; --i) {
-        if (pending[i - 1] != ',') continue;
+    // parser notices an open string and stops before it).
+    for (size_t i = t.size(); i > 1; --i) {
+        if (t[i - 1] != ',') continue;
         size_t j = i - 1;
-        while (j > 0 && (pending[j - 1] == ' ' || pending[j - 1] == '\t' || pending[j - 1] == '\r')) --j;
-        if (j > 0 && pending[j - 1] == '}') return i;
+        while (j > 0 && (t[j - 1] == ' ' || t[j - 1] == '\t' || t[j - 1] == '\r')) --j;
+        if (j > 0 && t[j - 1] == '}') return i;
     }
-    return limit;
+    return t.size();
 }
 
 void BlockReader::run() {
-    std::string pending = std::move(m_initial);
+    std::string rest = std::move(m_initial);  // text read but not yet in a block
     uint64_t offset = m_offset;
     uint64_t index = 0;
     bool eof = false;
-    const size_t readSize = std::max<size_t>(m_blockBytes, 1 << 16);
     while (true) {
-        while (!eof && pending.size() < m_blockBytes) {
-            const size_t old = pending.size();
-            pending.resize(old + readSize);
-            const size_t got = m_stream.read(pending.data() + old, readSize);
-            pending.resize(old + got);
+        auto buf = std::make_shared<FramedText>(std::max(m_blockBytes, rest.size()));
+        std::memcpy(buf->data(), rest.data(), rest.size());
+        size_t size = rest.size();
+        while (!eof && size < buf->capacity()) {
+            const size_t got = m_stream.read(buf->data() + size, buf->capacity() - size);
             if (got == 0) eof = true;
+            size += got;
         }
-        const size_t cut = cutPoint(pending, eof);
+        const size_t cut = cutPoint(std::string_view(buf->data(), size), eof);
+        rest.assign(buf->data() + cut, size - cut);
+        buf->setSize(cut);
+        std::memset(buf->data() + cut, 0, FramedText::kTail);  // simdjson's padding
         TextBlock blk;
         blk.index = index++;
         blk.offset = offset;
-        blk.text = std::make_shared<const std::string>(pending.data(), cut);
-        blk.last = eof && cut == pending.size();
-        pending.erase(0, cut);
+        blk.text = std::move(buf);
+        blk.last = eof && rest.empty();
         offset += cut;
-        {
-            std::unique_lock lock(m_mutex);
-            m_cv.wait(lock, [this] { return m_queue.size() < m_maxQueued || m_stop; });
-            if (m_stop) break;
-            const bool last = blk.last;
-            m_queue.push_back(std::move(blk));
-            m_cv.notify_all();
-            if (last) break;
-        }
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [this] { return m_queue.size() < m_maxQueued || m_stop; });
+        if (m_stop) break;
+        const bool last = blk.last;
+        m_queue.push_back(std::move(blk));
+        m_cv.notify_all();
+        if (last) break;
     }
     std::lock_guard lock(m_mutex);
     m_finished = true;

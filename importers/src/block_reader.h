@@ -3,6 +3,7 @@
 // line break, so a line boundary is never inside a string), on its own thread, so reading
 // and inflating overlap with parsing.
 #include "byte_stream.h"
+#include "framed_text.h"
 
 #include <condition_variable>
 #include <cstdint>
@@ -10,14 +11,18 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
+
+#include "stallscope/model/diagnostics.h"
 
 namespace stallscope::importers {
 
 struct TextBlock {
     uint64_t index = 0;
     uint64_t offset = 0;                     // of text[0] in the uncompressed input
-    std::shared_ptr<const std::string> text;
+    std::shared_ptr<FramedText> text;        // parsed in place by one parser at a time
+    model::Diagnostics diagnostics;          // found while parsing in place (invalid UTF-8)
     bool last = false;                       // no block follows
 };
 
@@ -37,7 +42,7 @@ public:
 
 private:
     void run();
-    size_t cutPoint(const std::string& pending, bool eof) const;
+    size_t cutPoint(std::string_view text, bool eof) const;
 
     ByteStream& m_stream;
     std::string m_initial;

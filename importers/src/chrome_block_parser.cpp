@@ -1,7 +1,10 @@
 #include "chrome_block_parser.h"
 
 #include "chrome_event_reader.h"
+#include "framed_text.h"
 #include "utf8.h"
+
+#include <algorithm>
 
 #include <cstring>
 
@@ -35,53 +38,85 @@ size_t findEventLineStart(std::string_view text, size_t from) {
 
 struct ChromeBlockParser::Impl {
     simdjson::ondemand::parser parser;
-    std::string buf;
+    std::unique_ptr<FramedText> scratch;  // for parse(): a framed copy of the caller's text
 };
+
+static_assert(FramedText::kTail >= 1 + simdjson::SIMDJSON_PADDING, "room for ']' and simdjson's padding");
+
+namespace {
+/// Writes the "[" and "]" that turn a run of events into one JSON array, and puts the
+/// two overwritten bytes back when parsing is done.
+class Frame {
+public:
+    Frame(char* body, size_t len) : m_head(body - 1), m_tail(body + len), m_savedHead(*m_head), m_savedTail(*m_tail) {
+        *m_head = '[';
+        *m_tail = ']';
+    }
+    ~Frame() {
+        *m_head = m_savedHead;
+        *m_tail = m_savedTail;
+    }
+    Frame(const Frame&) = delete;
+    Frame& operator=(const Frame&) = delete;
+
+private:
+    char* m_head;
+    char* m_tail;
+    char m_savedHead, m_savedTail;
+};
+} // namespace
 
 ChromeBlockParser::ChromeBlockParser() : m_impl(std::make_unique<Impl>()) {}
 ChromeBlockParser::~ChromeBlockParser() = default;
 
 ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint64_t baseOffset,
                                                     bool knownStart, EventBatch& out) {
+    auto& scratch = m_impl->scratch;
+    if (!scratch || scratch->capacity() < text.size())
+        scratch = std::make_unique<FramedText>(std::max(text.size(), size_t(1) << 16));
+    std::memcpy(scratch->data(), text.data(), text.size());
+    std::memset(scratch->data() + text.size(), 0, FramedText::kTail);
+    scratch->setSize(text.size());
+    return parseInPlace(scratch->data(), text.size(), baseOffset, knownStart, out, out.diagnostics);
+}
+
+ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t len, uint64_t baseOffset,
+                                                           bool knownStart, EventBatch& out,
+                                                           model::Diagnostics& textDiagnostics) {
     Outcome res;
+    const std::string_view all(text, len);
     size_t begin = 0;
     if (!knownStart) {
-        begin = findEventLineStart(text);
+        begin = findEventLineStart(all);
         if (begin == std::string_view::npos) {
             res.end = End::NoStart;
             res.stop = baseOffset;
             return res;
         }
     }
-    while (begin < text.size() && isSeparator(text[begin])) ++begin;
-    if (begin == text.size()) {
+    while (begin < len && isSeparator(text[begin])) ++begin;
+    if (begin == len) {
         res.end = End::Consumed;
-        res.stop = baseOffset + text.size();
+        res.stop = baseOffset + len;
         return res;
     }
-    const std::string_view body = text.substr(begin);
+    char* body = text + begin;
+    const size_t bodyLen = len - begin;
     const uint64_t bodyOffset = baseOffset + begin;
-
-    // "[" + body + "]" + padding: the closing bracket satisfies simdjson's root check;
-    // an event cut by the block's end still fails on that bracket, at the end position.
-    std::string& buf = m_impl->buf;
-    buf.resize(body.size() + 2 + simdjson::SIMDJSON_PADDING);
-    buf[0] = '[';
-    std::memcpy(buf.data() + 1, body.data(), body.size());
-    buf[body.size() + 1] = ']';
-    std::memset(buf.data() + body.size() + 2, 0, simdjson::SIMDJSON_PADDING);
-    const size_t docLen = body.size() + 2;
-    const char* bodyPtr = buf.data() + 1;
-    const char* bodyEnd = bodyPtr + body.size();
-    auto absolute = [&](const char* p) { return bodyOffset + static_cast<uint64_t>(p - bodyPtr); };
+    // "[" + body + "]": the closing bracket satisfies simdjson's root check; an event cut
+    // by the block's end still fails on that bracket, at the end position.
+    Frame frame(body, bodyLen);
+    const char* bodyEnd = body + bodyLen;
+    auto absolute = [&](const char* p) { return bodyOffset + static_cast<uint64_t>(p - body); };
 
     simdjson::ondemand::document doc;
-    error_code err = m_impl->parser.iterate(buf.data(), docLen, buf.size()).get(doc);
+    const size_t docLen = bodyLen + 2;
+    error_code err = m_impl->parser.iterate(body - 1, docLen, docLen + simdjson::SIMDJSON_PADDING).get(doc);
     if (err == simdjson::UTF8_ERROR) {
-        sanitizeUtf8(buf.data() + 1, body.size(), [&](size_t at) {
-            out.diagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
+        sanitizeUtf8(body, bodyLen, [&](size_t at) {
+            textDiagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
         });
-        err = m_impl->parser.iterate(buf.data(), docLen, buf.size()).get(doc);
+        err = m_impl->parser.iterate(body - 1, docLen, docLen + simdjson::SIMDJSON_PADDING).get(doc);
     }
     simdjson::ondemand::array arr;
     if (!err) err = doc.get_array().get(arr);
@@ -89,20 +124,23 @@ ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint6
         // The text ends inside a string (a truncated file, or a block of minified JSON cut
         // mid-string): parse up to the last line break, else up to the last quote, and
         // report the rest as truncated.
-        size_t cut = body.rfind('\n');
-        if (cut == std::string_view::npos || cut == 0) cut = body.rfind('"');
+        const std::string_view b(body, bodyLen);
+        size_t cut = b.rfind('\n');
+        if (cut == std::string_view::npos || cut == 0) cut = b.rfind('"');
         if (cut == std::string_view::npos || cut == 0) {
             res.end = End::Truncated;
             res.stop = bodyOffset;
             return res;
         }
-        Outcome inner = parse(body.substr(0, cut), bodyOffset, true, out);
+        FramedText copy(cut);
+        std::memcpy(copy.data(), body, cut);
+        std::memset(copy.data() + cut, 0, FramedText::kTail);
+        Outcome inner = parseInPlace(copy.data(), cut, bodyOffset, true, out, textDiagnostics);
         if (inner.end == End::Consumed) {
             inner.end = End::Truncated;
             inner.stop = bodyOffset + cut;
         }
         return inner;  // ArrayClosed: the caller takes the suffix from the full text
-
     }
     if (err) {
         res.end = End::SyntaxError;
@@ -112,7 +150,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint6
     }
 
     ChromeEventReader reader(out);
-    const char* next = bodyPtr;  // start of the next unparsed element
+    const char* next = body;  // start of the next unparsed element
     for (auto elr : arr) {
         simdjson::ondemand::value el;
         err = std::move(elr).get(el);
@@ -184,7 +222,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parse(std::string_view text, uint6
         }
     }
     res.end = End::Consumed;
-    res.stop = baseOffset + text.size();
+    res.stop = baseOffset + len;
     return res;
 }
 

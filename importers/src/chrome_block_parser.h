@@ -44,6 +44,11 @@ public:
     /// A string left open at the end of `text` (no line break to cut at) is reported as
     /// Truncated at the start: the caller retries with more text, or reports truncation.
     Outcome parse(std::string_view text, uint64_t baseOffset, bool knownStart, EventBatch& out);
+    /// The same on a mutable buffer, without copying: text[-1] and text[len] are written and
+    /// restored, text[len + 1 .. len + 1 + SIMDJSON_PADDING) must be readable (FramedText).
+    /// Invalid UTF-8 is replaced in place and counted in `textDiagnostics`.
+    Outcome parseInPlace(char* text, size_t len, uint64_t baseOffset, bool knownStart, EventBatch& out,
+                         model::Diagnostics& textDiagnostics);
 
 private:
     struct Impl;

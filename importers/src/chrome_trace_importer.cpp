@@ -72,7 +72,9 @@ private:
                 if (m_stop) break;
             }
             if (!m_reader.next(p->block)) break;
-            p->outcome = parser.parse(*p->block.text, p->block.offset, p->block.index == 0, p->batch);
+            FramedText& t = *p->block.text;
+            p->outcome = parser.parseInPlace(t.data(), t.size(), p->block.offset, p->block.index == 0, p->batch,
+                                             p->block.diagnostics);
             std::lock_guard lock(m_mutex);
             m_results.emplace(p->block.index, std::move(p));
             m_cv.notify_all();
@@ -104,10 +106,12 @@ public:
     /// Returns false on a fatal error (see error()).
     bool add(TextBlock& block, Parsed* spec) {
         if (m_closed) {
-            m_suffix.append(*block.text);
+            m_suffix.append(block.text->view());
             return true;
         }
-        const std::string& text = *block.text;
+        // Problems found in the block's own bytes belong to it whatever parse is kept.
+        m_merger.mergeDiagnostics(block.diagnostics);
+        const std::string_view text = block.text->view();
         if (spec && spec->outcome.end != ChromeBlockParser::End::NoStart &&
             spec->outcome.end != ChromeBlockParser::End::SyntaxError &&
             spec->outcome.firstElement != ChromeBlockParser::kNone &&
@@ -115,7 +119,7 @@ public:
             // The text between the true boundary (carry) and the speculative start must be
             // exactly complete events.
             std::string gap = m_carry;
-            gap.append(text, 0, spec->outcome.firstElement - block.offset);
+            gap.append(text.substr(0, spec->outcome.firstElement - block.offset));
             EventBatch gapBatch;
             const auto g = m_seq.parse(gap, m_carryOffset, true, gapBatch);
             if (g.end == ChromeBlockParser::End::Consumed) {
@@ -127,8 +131,11 @@ public:
         // Sequential: carry + this block, from a known boundary.
         EventBatch batch;
         if (m_carry.empty()) {
-            const auto s = m_seq.parse(text, block.offset, true, batch);
+            FramedText& t = *block.text;
+            model::Diagnostics textDiags;
+            const auto s = m_seq.parseInPlace(t.data(), t.size(), block.offset, true, batch, textDiags);
             m_merger.merge(batch);
+            m_merger.mergeDiagnostics(textDiags);
             return applyEnd(s, text, block.offset);
         }
         std::string joined = std::move(m_carry);
@@ -149,7 +156,7 @@ public:
     [[nodiscard]] uint64_t events() const { return m_merger.events(); }
 
 private:
-    bool applyEnd(const ChromeBlockParser::Outcome& o, const std::string& text, uint64_t textOffset) {
+    bool applyEnd(const ChromeBlockParser::Outcome& o, std::string_view text, uint64_t textOffset) {
         using End = ChromeBlockParser::End;
         switch (o.end) {
         case End::Consumed:
@@ -158,7 +165,7 @@ private:
             m_carryOffset = textOffset + text.size();
             return true;
         case End::Truncated:
-            m_carry.assign(text, o.stop - textOffset);
+            m_carry.assign(text.substr(o.stop - textOffset));
             m_carryOffset = o.stop;
             if (m_carry.size() > kMaxCarryBytes) {
                 m_error = {ErrorKind::TooLarge,
@@ -170,7 +177,7 @@ private:
             return true;
         case End::ArrayClosed:
             m_closed = true;
-            m_suffix.assign(text, o.afterArray - textOffset);
+            m_suffix.assign(text.substr(o.afterArray - textOffset));
             m_suffixOffset = o.afterArray;
             return true;
         case End::SyntaxError:
