@@ -33,6 +33,13 @@ bool BlockReader::next(TextBlock& out) {
     return true;
 }
 
+void BlockReader::recycle(std::shared_ptr<FramedText> buffer) {
+    if (!buffer || buffer.use_count() != 1 || buffer->capacity() != m_blockBytes) return;
+    buffer->reset();
+    std::lock_guard lock(m_mutex);
+    if (m_free.size() < m_maxQueued * 2) m_free.push_back(std::move(buffer));
+}
+
 size_t BlockReader::cutPoint(std::string_view t, bool eof) const {
     if (eof) return t.size();
     // After the last line break (a JSON string cannot contain one).
@@ -55,7 +62,15 @@ void BlockReader::run() {
     uint64_t index = 0;
     bool eof = false;
     while (true) {
-        auto buf = std::make_shared<FramedText>(std::max(m_blockBytes, rest.size()));
+        std::shared_ptr<FramedText> buf;
+        {
+            std::lock_guard lock(m_mutex);
+            if (!m_free.empty() && rest.size() <= m_blockBytes) {
+                buf = std::move(m_free.back());
+                m_free.pop_back();
+            }
+        }
+        if (!buf) buf = std::make_shared<FramedText>(std::max(m_blockBytes, rest.size()), kHeadroom);
         std::memcpy(buf->data(), rest.data(), rest.size());
         size_t size = rest.size();
         while (!eof && size < buf->capacity()) {

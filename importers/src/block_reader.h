@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "stallscope/model/diagnostics.h"
 
@@ -39,6 +40,11 @@ public:
     bool next(TextBlock& out);
     /// Stops the reader thread early (cancel, fatal error).
     void stop();
+    /// Gives a block's buffer back for reuse (fresh buffers cost page faults).
+    void recycle(std::shared_ptr<FramedText> buffer);
+
+    /// Bytes in front of each block's text, so a carried partial event can be prepended.
+    static constexpr size_t kHeadroom = 64 * 1024;
 
 private:
     void run();
@@ -52,6 +58,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::deque<TextBlock> m_queue;
+    std::vector<std::shared_ptr<FramedText>> m_free;
     bool m_finished = false;
     bool m_stop = false;
     std::thread m_thread;

@@ -42,6 +42,13 @@ public:
         stop();
         for (auto& t : m_threads) t.join();
     }
+    /// Hands a merged result back so its batch's allocations are reused.
+    void recycle(std::unique_ptr<Parsed> p) {
+        p->batch.clear();
+        p->block = TextBlock();
+        std::lock_guard lock(m_mutex);
+        m_free.push_back(std::move(p));
+    }
     void stop() {
         std::lock_guard lock(m_mutex);
         m_stop = true;
@@ -65,12 +72,17 @@ private:
     void work() {
         ChromeBlockParser parser;
         while (true) {
-            auto p = std::make_unique<Parsed>();
+            std::unique_ptr<Parsed> p;
             {
                 std::unique_lock lock(m_mutex);
                 m_cv.wait(lock, [&] { return m_results.size() < m_maxPending || m_stop; });
                 if (m_stop) break;
+                if (!m_free.empty()) {
+                    p = std::move(m_free.back());
+                    m_free.pop_back();
+                }
             }
+            if (!p) p = std::make_unique<Parsed>();
             if (!m_reader.next(p->block)) break;
             FramedText& t = *p->block.text;
             p->outcome = parser.parseInPlace(t.data(), t.size(), p->block.offset, p->block.index == 0, p->batch,
@@ -91,6 +103,7 @@ private:
     std::mutex m_mutex;
     std::condition_variable m_cv;
     std::map<uint64_t, std::unique_ptr<Parsed>> m_results;
+    std::vector<std::unique_ptr<Parsed>> m_free;
     size_t m_idle = 0;
     bool m_drained = false;
     bool m_stop = false;
@@ -120,30 +133,33 @@ public:
             // exactly complete events.
             std::string gap = m_carry;
             gap.append(text.substr(0, spec->outcome.firstElement - block.offset));
-            EventBatch gapBatch;
-            const auto g = m_seq.parse(gap, m_carryOffset, true, gapBatch);
+            m_batch.clear();
+            const auto g = m_seq.parse(gap, m_carryOffset, true, m_batch);
             if (g.end == ChromeBlockParser::End::Consumed) {
-                m_merger.merge(gapBatch);
+                m_merger.merge(m_batch);
                 m_merger.merge(spec->batch);
                 return applyEnd(spec->outcome, text, block.offset);
             }
         }
-        // Sequential: carry + this block, from a known boundary.
-        EventBatch batch;
-        if (m_carry.empty()) {
-            FramedText& t = *block.text;
+        // Sequential, from the known boundary: the carried partial event goes in front of
+        // the block's text (in place when it fits in the headroom).
+        m_batch.clear();
+        FramedText& t = *block.text;
+        if (t.prepend(m_carry)) {
+            m_carry.clear();
+            const uint64_t offset = m_carryOffset;
             model::Diagnostics textDiags;
-            const auto s = m_seq.parseInPlace(t.data(), t.size(), block.offset, true, batch, textDiags);
-            m_merger.merge(batch);
+            const auto s = m_seq.parseInPlace(t.data(), t.size(), offset, true, m_batch, textDiags);
+            m_merger.merge(m_batch);
             m_merger.mergeDiagnostics(textDiags);
-            return applyEnd(s, text, block.offset);
+            return applyEnd(s, t.view(), offset);
         }
         std::string joined = std::move(m_carry);
         joined += text;
         const uint64_t joinedOffset = m_carryOffset;
         m_carry.clear();
-        const auto s = m_seq.parse(joined, joinedOffset, true, batch);
-        m_merger.merge(batch);
+        const auto s = m_seq.parse(joined, joinedOffset, true, m_batch);
+        m_merger.merge(m_batch);
         return applyEnd(s, joined, joinedOffset);
     }
 
@@ -192,6 +208,7 @@ private:
 
     BatchMerger m_merger;
     ChromeBlockParser m_seq;
+    EventBatch m_batch;  // reused for sequential parses
     std::string m_carry;
     uint64_t m_carryOffset;
     bool m_closed = false;
@@ -306,15 +323,18 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
         } else if (!reader.next(block)) {
             break;
         }
+        const bool last = block.last;
         if (!merger.add(block, parsed.get())) {
             ok = false;
             break;
         }
+        reader.recycle(std::move(block.text));
+        if (pool && parsed) pool->recycle(std::move(parsed));
         if (options.progress && Clock::now() - lastProgress > std::chrono::milliseconds(100)) {
             lastProgress = Clock::now();
             options.progress({stream.inputConsumed(), stream.inputTotal(), merger.events()});
         }
-        if (block.last) break;
+        if (last) break;
     }
     reader.stop();
     if (pool) pool->stop();

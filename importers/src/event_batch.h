@@ -70,6 +70,25 @@ struct EventBatch {
     std::vector<uint64_t> categoryCount;         // by local string id
 
     model::Diagnostics diagnostics;
+
+    /// Empties the batch but keeps its allocations for the next block.
+    void clear() {
+        strings.clear();
+        processes.clear();
+        tracks.clear();
+        slices.clear();
+        instants.clear();
+        flows.clear();
+        beginEnds.clear();
+        counters.clear();
+        memory.clear();
+        metadata.clear();
+        entries = 0;
+        phaseByChar.fill(0);
+        otherPhases.clear();
+        categoryCount.clear();
+        diagnostics = model::Diagnostics();
+    }
 };
 
 } // namespace stallscope::importers

@@ -1,5 +1,6 @@
 #include "stallscope/model/string_pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace stallscope::model {
@@ -44,17 +45,15 @@ StringPool::StringPool() {
 std::string_view StringPool::store(std::string_view s) {
     if (s.empty()) return {};
     if (s.size() > kBlockBytes / 4) {
-        auto big = std::make_unique<char[]>(s.size());
+        std::unique_ptr<char[]> big(new char[s.size()]);
         std::memcpy(big.get(), s.data(), s.size());
         std::string_view v(big.get(), s.size());
-        // Keep the current small block last so it continues to be filled.
-        m_blocks.insert(m_blocks.end() - (m_blocks.empty() ? 0 : 1), std::move(big));
+        m_bigStrings.push_back(std::move(big));
         m_textBytes += s.size();
         return v;
     }
-    if (m_blocks.empty() || m_blockUsed + s.size() > m_blockSize) {
-        m_blocks.push_back(std::make_unique<char[]>(kBlockBytes));
-        m_blockSize = kBlockBytes;
+    if (m_blocks.empty() || m_blockUsed + s.size() > kBlockBytes) {
+        m_blocks.emplace_back(new char[kBlockBytes]);  // not zeroed: only written bytes are read
         m_blockUsed = 0;
         m_textBytes += kBlockBytes;
     }
@@ -102,6 +101,17 @@ StringId StringPool::intern(std::string_view s) {
     m_slots[i] = id + 1;
     if ((m_views.size() + 1) * 2 > m_slots.size()) grow();
     return StringId(id);
+}
+
+void StringPool::clear() {
+    if (m_blocks.size() > 1) m_blocks.resize(1);
+    m_bigStrings.clear();
+    m_textBytes = m_blocks.size() * kBlockBytes;
+    m_blockUsed = 0;
+    m_views.clear();
+    m_hashes.clear();
+    std::fill(m_slots.begin(), m_slots.end(), 0u);
+    intern(std::string_view());
 }
 
 size_t StringPool::memoryBytes() const {

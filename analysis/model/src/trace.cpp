@@ -57,6 +57,16 @@ size_t InstantTable::memoryBytes() const {
            capBytes(scope) + capBytes(srcOffset) + capBytes(srcLength);
 }
 
+void InstantTable::clear() {
+    ts.clear();
+    track.clear();
+    name.clear();
+    category.clear();
+    scope.clear();
+    srcOffset.clear();
+    srcLength.clear();
+}
+
 uint64_t SliceExtra::packKernel(float blocksPerSm, float estOccupancyPct) {
     return (static_cast<uint64_t>(std::bit_cast<uint32_t>(blocksPerSm)) << 32) |
            std::bit_cast<uint32_t>(estOccupancyPct);

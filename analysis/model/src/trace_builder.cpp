@@ -121,7 +121,9 @@ std::shared_ptr<const Trace> TraceBuilder::finish() {
     TraceFinalizer fin(*this);
     fin.run();
     // Import time includes finalizing (sorting, nesting, indexes).
-    m_trace->m_stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double fin_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m_trace->m_stats.seconds += fin_s;
+    m_trace->m_stats.finalizeSeconds = fin_s;
     std::shared_ptr<const Trace> out(std::move(m_trace));
     *this = TraceBuilder();
     return out;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <numeric>
 #include <string>
+#include <thread>
 
 namespace stallscope::model {
 
@@ -19,9 +20,25 @@ int64_t addBase(int64_t ts, int64_t base) {
 
 template <class T>
 void gather(std::vector<T>& col, const std::vector<uint32_t>& perm) {
-    std::vector<T> out(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) out[i] = col[perm[i]];
+    std::vector<T> out;
+    out.reserve(perm.size());
+    for (const uint32_t p : perm) out.push_back(col[p]);
     col.swap(out);
+}
+
+// Big traces finalize on two threads where steps do not depend on each other.
+constexpr size_t kParallelSlices = 200000;
+
+template <class A, class B>
+void runBoth(bool parallel, A&& a, B&& b) {
+    if (!parallel) {
+        a();
+        b();
+        return;
+    }
+    std::thread t(std::forward<B>(b));
+    a();
+    t.join();
 }
 
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -33,14 +50,24 @@ void TraceFinalizer::run() {
     pairBeginEnd();
     classifyTracks();
     sortSlices();
-    computeNesting();
-    buildEndIndex();
-    sortInstants();
-    resolveFlows();
-    buildCorrelationIndex();
-    sortCounters();
-    std::sort(m_t.m_memory.begin(), m_t.m_memory.end(),
-              [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
+    // Nesting -> end index -> flows on this thread; the correlation index, instants,
+    // counters and memory samples (which only need sorted slices) on another.
+    Diagnostics sideDiagnostics;
+    runBoth(
+        m_t.m_slices.size() >= kParallelSlices,
+        [this] {
+            computeNesting();
+            buildEndIndex();
+            resolveFlows();
+        },
+        [this, &sideDiagnostics] {
+            buildCorrelationIndex(sideDiagnostics);
+            sortInstants();
+            sortCounters();
+            std::sort(m_t.m_memory.begin(), m_t.m_memory.end(),
+                      [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
+        });
+    m_t.m_diagnostics.merge(sideDiagnostics);
     computeSpan();
     nameTracks();
     buildDisplayOrder();
@@ -197,17 +224,23 @@ void TraceFinalizer::sortSlices() {
         s.depth.shrink_to_fit();
         return;
     }
-    gather(s.start, perm);
-    gather(s.dur, perm);
-    gather(s.track, perm);
-    gather(s.name, perm);
-    gather(s.category, perm);
-    gather(s.srcOffset, perm);
-    gather(s.srcLength, perm);
-    gather(s.correlation, perm);
-    gather(s.extra, perm);
-    gather(s.kind, perm);
-    gather(s.flags, perm);
+    runBoth(
+        n >= kParallelSlices,
+        [&] {
+            gather(s.start, perm);
+            gather(s.dur, perm);
+            gather(s.track, perm);
+            gather(s.name, perm);
+            gather(s.category, perm);
+        },
+        [&] {
+            gather(s.srcOffset, perm);
+            gather(s.srcLength, perm);
+            gather(s.correlation, perm);
+            gather(s.extra, perm);
+            gather(s.kind, perm);
+            gather(s.flags, perm);
+        });
     // parent and depth are recomputed after sorting; only their size matters here.
     s.parent.assign(n, SliceId());
     s.parent.shrink_to_fit();
@@ -369,7 +402,7 @@ void TraceFinalizer::resolveFlows() {
     eps.shrink_to_fit();
 }
 
-void TraceFinalizer::buildCorrelationIndex() {
+void TraceFinalizer::buildCorrelationIndex(Diagnostics& diagnostics) {
     const SliceTable& s = m_t.m_slices;
     auto& launch = m_t.m_launchByCorrelation;
     auto& gpu = m_t.m_gpuByCorrelation;
@@ -380,11 +413,11 @@ void TraceFinalizer::buildCorrelationIndex() {
         if (isLaunchSide(k)) launch.push_back({c, SliceId(i)});
         else if (isGpuSide(k)) gpu.push_back({c, SliceId(i)});
     }
-    std::sort(launch.begin(), launch.end());
-    std::sort(gpu.begin(), gpu.end());
+    if (!std::is_sorted(launch.begin(), launch.end())) std::sort(launch.begin(), launch.end());
+    if (!std::is_sorted(gpu.begin(), gpu.end())) std::sort(gpu.begin(), gpu.end());
     for (size_t i = 1; i < launch.size(); ++i)
         if (launch[i].correlation == launch[i - 1].correlation)
-            m_t.m_diagnostics.add(DiagnosticKind::DuplicateCorrelation,
+            diagnostics.add(DiagnosticKind::DuplicateCorrelation,
                                   s.srcOffset[launch[i].slice.index()],
                                   "correlation " + std::to_string(launch[i].correlation));
     launch.shrink_to_fit();

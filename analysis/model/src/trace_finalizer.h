@@ -18,7 +18,7 @@ private:
     void buildEndIndex();
     void sortInstants();
     void resolveFlows();
-    void buildCorrelationIndex();
+    void buildCorrelationIndex(Diagnostics& diagnostics);
     void sortCounters();
     void computeSpan();
     void nameTracks();

@@ -28,6 +28,9 @@ public:
     [[nodiscard]] size_t size() const { return m_views.size(); }
     /// Bytes held (text blocks, views, hash table).
     [[nodiscard]] size_t memoryBytes() const;
+    /// Forgets every string (ids restart at 1) but keeps one storage block and the table,
+    /// so a pool reused for many small batches does not allocate again.
+    void clear();
 
     static uint64_t hash(std::string_view s);
 
@@ -38,9 +41,9 @@ private:
     std::vector<std::string_view> m_views;
     std::vector<uint32_t> m_hashes;        // low 32 bits of each string's hash, by id
     std::vector<uint32_t> m_slots;         // open addressing: id + 1, 0 = empty
-    std::vector<std::unique_ptr<char[]>> m_blocks;
+    std::vector<std::unique_ptr<char[]>> m_blocks;     // kBlockBytes each, the last one filling
+    std::vector<std::unique_ptr<char[]>> m_bigStrings; // strings too large for a block
     size_t m_blockUsed = 0;
-    size_t m_blockSize = 0;
     size_t m_textBytes = 0;
 };
 

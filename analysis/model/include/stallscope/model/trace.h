@@ -81,6 +81,7 @@ struct SliceTable {
     [[nodiscard]] size_t size() const { return start.size(); }
     void reserve(size_t n);
     void resize(size_t n);
+    void clear() { resize(0); }
     [[nodiscard]] size_t memoryBytes() const;
     [[nodiscard]] int64_t end(size_t i) const { return start[i] + dur[i]; }
 };
@@ -111,6 +112,7 @@ struct InstantTable {
 
     [[nodiscard]] size_t size() const { return ts.size(); }
     [[nodiscard]] size_t memoryBytes() const;
+    void clear();
 };
 
 enum class FlowKind : uint8_t { Launch, ForwardBackward, Other };
@@ -174,6 +176,7 @@ struct ImportStats {
     uint64_t inputBytes = 0;                      // bytes read (compressed size for .gz)
     uint64_t textBytes = 0;                       // uncompressed JSON bytes
     double seconds = 0;                           // import wall time incl. finalize
+    double finalizeSeconds = 0;                   // of which sorting, nesting, indexes
 };
 
 struct TraceMetadata {
