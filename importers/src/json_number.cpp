@@ -66,6 +66,22 @@ NsResult parseMicrosToNs(std::string_view t) {
 }
 
 IntResult parseInt64(std::string_view t) {
+    // Fast path: up to 18 plain digits cannot overflow.
+    if (!t.empty() && t.size() <= 18) {
+        size_t i = t[0] == '-' ? 1 : 0;
+        if (i < t.size()) {
+            uint64_t v = 0;
+            for (; i < t.size(); ++i) {
+                const unsigned d = static_cast<unsigned char>(t[i]) - '0';
+                if (d > 9) break;
+                v = v * 10 + d;
+            }
+            if (i == t.size()) {
+                const auto sv = static_cast<int64_t>(v);
+                return {NumberStatus::Ok, t[0] == '-' ? -sv : sv};
+            }
+        }
+    }
     int64_t v = 0;
     if (t.empty()) return {NumberStatus::NotANumber, 0};
     const char* b = t.data();
