@@ -330,7 +330,8 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
         }
         reader.recycle(std::move(block.text));
         if (pool && parsed) pool->recycle(std::move(parsed));
-        if (options.progress && Clock::now() - lastProgress > std::chrono::milliseconds(100)) {
+        if (options.progress &&
+            Clock::now() - lastProgress >= std::chrono::milliseconds(options.progressIntervalMs)) {
             lastProgress = Clock::now();
             options.progress({stream.inputConsumed(), stream.inputTotal(), merger.events()});
         }

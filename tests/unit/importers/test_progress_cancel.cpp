@@ -50,13 +50,16 @@ private Q_SLOTS:
             o.threads = threads;
             o.blockBytes = 64 * 1024;
             o.cancel = &cancel;
+            o.progressIntervalMs = 0;  // a report after every block
             uint64_t eventsAtCancel = 0;
             o.progress = [&](const importers::ImportProgress& p) {
-                if (!cancel) eventsAtCancel = p.events;
-                cancel = true;  // cancel at the first report
+                if (!cancel && p.events > 0) {
+                    eventsAtCancel = p.events;
+                    cancel = true;  // cancel as soon as something was read
+                }
             };
             auto r = importers::importFile(path, o);
-            if (eventsAtCancel == 0 && r.ok()) QSKIP("import finished before the first progress report");
+            QVERIFY(eventsAtCancel > 0 && eventsAtCancel < 400000);
             QVERIFY(!r.ok());
             QCOMPARE(r.error().kind, importers::ErrorKind::Cancelled);
         }

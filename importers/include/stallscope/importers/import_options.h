@@ -18,8 +18,9 @@ struct ImportOptions {
     unsigned threads = 0;
     /// Bytes of JSON per parse block.
     size_t blockBytes = 1u << 20;
-    /// Called from the importing thread a few times per second.
+    /// Called from the importing thread at most every `progressIntervalMs`, and once at the end.
     std::function<void(const ImportProgress&)> progress;
+    unsigned progressIntervalMs = 100;
     /// Set to true from any thread to stop; the import returns ErrorKind::Cancelled.
     const std::atomic<bool>* cancel = nullptr;
     /// Keep a way back to each event's text for on-demand args (file reference,
