@@ -1,0 +1,272 @@
+#pragma once
+// The analysis engine: where GPU time goes in a window, why the GPU is idle (every idle
+// nanosecond charged to one cause) and what to change (findings). Definitions are in
+// docs/analysis.md; the entry point is analyze().
+#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/trace.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stallscope::analysis {
+
+// ---------------------------------------------------------------- options
+
+enum class WindowKind { Steps, All, Hta, Step, Range };
+
+struct WindowSpec {
+    WindowKind kind = WindowKind::Steps;
+    int64_t step = -1;                 // WindowKind::Step: the N of ProfilerStep#N
+    int64_t startNs = 0, endNs = 0;    // WindowKind::Range
+};
+
+/// Detector thresholds (spec/analysis.md defaults). Shares are fractions of the window.
+struct Thresholds {
+    double dataLoadingMinShare = 0.05;
+    double hostBoundMinShare = 0.10;
+    int64_t syncCopyMinBytes = 64 * 1024;
+    int launchBoundMinKernels = 50;
+    int64_t launchBoundMinRegionNs = 1'000'000;
+    double launchBoundMaxBusy = 0.60;
+    int64_t smallBatchMedianKernelNs = 20'000;
+    double smallBatchMaxBlocksPerSm = 1.0;
+    double noTensorCoresMinGemmShare = 0.10;
+    double lightModelMaxKernelShare = 0.20;
+    double commExposedMinShare = 0.10;
+    double memoryPressureMinReserved = 0.90;
+    double lowUtilizationMax = 0.50;
+    double longStepFactor = 1.5;
+    double severityHigh = 0.10, severityMedium = 0.03, severityNote = 0.01;
+};
+
+struct AnalysisOptions {
+    WindowSpec window;
+    int32_t device = -1;               // analyse one device only; -1 = all
+    Thresholds thresholds;
+    int64_t utilizationBucketNs = 1'000'000;
+    int64_t htaKernelWaitNs = 30'000;  // HTA's consecutive_kernel_delay
+};
+
+// ---------------------------------------------------------------- window and steps
+
+struct Step {
+    int64_t number = -1;
+    model::SliceId slice;
+    int64_t startNs = 0, endNs = 0;    // CPU range of ProfilerStep#N
+    int64_t gpuEndNs = 0;              // end of the GPU work launched inside it
+};
+
+struct Window {
+    WindowKind kind = WindowKind::Steps;
+    int64_t startNs = 0, endNs = 0;
+    std::string description;           // "ProfilerStep#10..#14 and their GPU work"
+    [[nodiscard]] int64_t length() const { return endNs - startNs; }
+};
+
+// ---------------------------------------------------------------- idle causes
+
+enum class IdleCause : uint8_t {
+    DataLoading,
+    BlockingCopy,
+    HostSync,
+    LaunchOverhead,
+    OptimizerCpu,
+    IoLoggingCheckpoint,
+    CpuCompute,
+    HostUntraced,
+    GpuDependency,
+    Count
+};
+constexpr size_t kIdleCauseCount = static_cast<size_t>(IdleCause::Count);
+std::string_view idleCauseName(IdleCause c);          // "data_loading"
+std::string_view idleCauseDescription(IdleCause c);   // plain words
+
+struct IdleGap {
+    int64_t startNs = 0, endNs = 0;
+    IdleCause dominant = IdleCause::HostUntraced;
+    model::SliceId endingWork;         // GPU work that ends the gap (invalid at the window end)
+    model::SliceId launch;             // its launch call
+};
+
+struct CausePortion {
+    Interval gap;                      // the idle gap
+    int64_t ns = 0;                    // the part of it charged to the cause
+};
+
+struct CauseTotals {
+    int64_t ns = 0;
+    uint64_t gaps = 0;                 // gaps with any time charged to this cause
+    std::vector<CausePortion> largest; // up to 5, largest portion first
+};
+
+struct IdleBreakdown {
+    int64_t idleNs = 0;
+    std::array<CauseTotals, kIdleCauseCount> causes{};
+    std::vector<IdleGap> gaps;
+    /// What the launch threads ran while the GPU waited: name -> exclusive ns, by cause.
+    std::array<std::map<model::StringId, int64_t>, kIdleCauseCount> waitedFor;
+    /// Time charged to each cause, as intervals (for finding ranges), merged.
+    std::array<Intervals, kIdleCauseCount> intervals;
+    [[nodiscard]] int64_t explainedNs() const {
+        return idleNs - causes[static_cast<size_t>(IdleCause::HostUntraced)].ns;
+    }
+};
+
+// ---------------------------------------------------------------- metrics
+
+struct RoleBreakdown {  // priority Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CpuExec > Other
+    int64_t kernel = 0, memcpy = 0, memset = 0, communication = 0, runtime = 0, dataLoader = 0,
+            cpuExec = 0, other = 0;
+};
+
+struct StepMetrics {
+    int64_t number = -1;
+    int64_t startNs = 0, endNs = 0;
+    int64_t busyNs = 0, kernelBusyNs = 0;
+    RoleBreakdown roles;
+    std::array<int64_t, kIdleCauseCount> idleByCause{};
+};
+
+struct StreamQueue {
+    int64_t stream = 0;
+    double meanDepth = 0;              // time-weighted launched-but-not-started work
+    uint64_t launched = 0;
+};
+
+struct DeviceMetrics {
+    int32_t device = -1;
+    std::string name;
+    int64_t windowNs = 0, busyNs = 0, kernelBusyNs = 0, idleNs = 0;
+    double utilization = 0, kernelUtilization = 0;
+    double estSmEfficiency = -1;       // TensorBoard plugin definition; -1 when no data
+    double estAchievedOccupancy = -1;  // duration-weighted, %; -1 when no data
+    int64_t commNs = 0, commOverlapNs = 0;
+    std::vector<StepMetrics> steps;
+    std::vector<StreamQueue> queues;
+    int64_t utilizationBucketNs = 0;
+    std::vector<double> utilizationSeries;  // per bucket from the window start
+    IdleBreakdown idle;
+    RoleBreakdown roles;               // over the window
+};
+
+struct StepTimeStats {
+    size_t count = 0;
+    int64_t meanNs = 0, minNs = 0, maxNs = 0;
+    double cv = 0;                     // stddev / mean
+};
+
+// ---------------------------------------------------------------- statistics tables
+
+struct KernelStat {
+    model::StringId name;
+    uint64_t count = 0;
+    int64_t totalNs = 0, minNs = 0, maxNs = 0;
+    double meanBlocksPerSm = -1, meanOccupancy = -1;  // duration-weighted; -1 when absent
+    bool tensorCores = false, communication = false, gemmOrConv = false;
+    model::SliceId example;
+};
+
+struct OperatorStat {
+    model::StringId name;
+    uint64_t count = 0;
+    int64_t totalNs = 0, selfNs = 0;   // inclusive / exclusive CPU time
+    int64_t gpuNs = 0;                 // GPU work launched from inside it (any depth)
+    model::SliceId example;
+};
+
+struct CopyStat {
+    std::string kind;                  // "HtoD Pageable->Device"
+    uint64_t count = 0;
+    int64_t bytes = 0, totalNs = 0;
+    double gbPerSecond = 0;
+    model::SliceId example;
+};
+
+struct RuntimeStat {
+    model::StringId name;
+    uint64_t count = 0;
+    int64_t totalNs = 0, maxNs = 0;
+    model::SliceId example;
+};
+
+struct StatsTables {
+    std::vector<KernelStat> kernels;      // by total time, descending
+    std::vector<OperatorStat> operators;  // by self time, descending
+    std::vector<CopyStat> copies;
+    std::vector<RuntimeStat> runtime;
+};
+
+// ---------------------------------------------------------------- HTA-compatible
+
+struct HtaStreamIdle {
+    int64_t stream = 0;
+    int64_t hostWaitNs = 0, kernelWaitNs = 0, otherNs = 0;
+};
+
+struct HtaBreakdown {
+    bool valid = false;
+    int64_t idleNs = 0, computeNs = 0, nonComputeNs = 0, spanNs = 0;
+    std::vector<HtaStreamIdle> idleByStream;
+};
+
+// ---------------------------------------------------------------- findings
+
+enum class FindingKind : uint8_t {
+    DataLoading,
+    HostBound,
+    BlockingH2dCopy,
+    HostSync,
+    LaunchBound,
+    SmallBatch,
+    NoTensorCores,
+    LightModel,
+    LoggingCheckpoint,
+    GpuNotUsed,
+    CommExposed,
+    MemoryPressure,
+    LowUtilization,
+    Count
+};
+std::string_view findingKindName(FindingKind k);      // "data_loading"
+bool findingKindFromName(std::string_view name, FindingKind& out);
+
+enum class FindingSeverity : uint8_t { High, Medium, Low, Note };
+std::string_view severityName(FindingSeverity s);
+
+struct Finding {
+    std::string id;                    // stable: "<kind>/gpu<d>" or "<kind>/gpu<d>/<n>"
+    FindingKind kind = FindingKind::LowUtilization;
+    int32_t device = -1;
+    std::string title;
+    FindingSeverity severity = FindingSeverity::Low;
+    int64_t savingNs = 0;              // an upper bound, never more than the window
+    double savingShare = 0;            // of the window (the step time for the steps window)
+    std::vector<Interval> ranges;      // inside the window
+    std::vector<model::SliceId> evidence;
+    std::string explanation;
+    std::string fix;
+    std::string snippet;               // short PyTorch code
+    double confidence = 0.5;           // 0..1
+    std::vector<std::pair<std::string, int64_t>> waitedFor;  // top ops during the idle time
+};
+
+// ---------------------------------------------------------------- result
+
+struct AnalysisResult {
+    Window window;
+    std::vector<Step> steps;
+    StepTimeStats stepTimes;
+    std::vector<DeviceMetrics> devices;
+    StatsTables stats;
+    HtaBreakdown hta;                  // on HTA's window (see docs/analysis.md)
+    std::vector<Finding> findings;     // by saving, descending
+    std::vector<std::string> notes;    // what could not be analysed and why
+};
+
+AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options = {});
+
+} // namespace stallscope::analysis

@@ -1,0 +1,24 @@
+#pragma once
+// The analysis as JSON, schema "stallscope.analysis/1" (docs/analysis-json.md).
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/json_writer.h"
+
+#include <string>
+
+namespace stallscope::analysis {
+
+constexpr std::string_view kAnalysisSchema = "stallscope.analysis/1";
+
+struct JsonOptions {
+    size_t maxTableRows = 50;      // per statistics table
+    size_t maxEvidence = 20;       // per finding
+    bool utilizationSeries = true;
+};
+
+/// One trace's analysis as a JSON object written into `w`.
+void writeAnalysisJson(JsonWriter& w, const model::Trace& trace, const AnalysisResult& r,
+                       const std::string& path, int32_t rank, const JsonOptions& options = {});
+
+std::string_view windowKindName(WindowKind k);
+
+} // namespace stallscope::analysis

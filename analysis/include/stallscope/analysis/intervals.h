@@ -1,0 +1,32 @@
+#pragma once
+// Half-open [start, end) nanosecond intervals and the set operations the metrics need.
+#include <cstdint>
+#include <vector>
+
+namespace stallscope::analysis {
+
+struct Interval {
+    int64_t start = 0;
+    int64_t end = 0;
+    [[nodiscard]] int64_t length() const { return end > start ? end - start : 0; }
+    bool operator==(const Interval&) const = default;
+};
+
+using Intervals = std::vector<Interval>;
+
+/// Sorts and merges overlapping or touching intervals; drops empty ones.
+Intervals mergeIntervals(Intervals in);
+/// Total length of merged intervals.
+int64_t totalLength(const Intervals& merged);
+/// Parts of merged `a` inside [lo, hi).
+Intervals clip(const Intervals& merged, int64_t lo, int64_t hi);
+/// Intersection of two merged lists.
+Intervals intersect(const Intervals& a, const Intervals& b);
+/// `a` minus `b` (both merged).
+Intervals subtract(const Intervals& a, const Intervals& b);
+/// [lo, hi) minus merged `busy`: the gaps.
+Intervals complement(const Intervals& busy, int64_t lo, int64_t hi);
+/// Length of merged `a` inside [lo, hi), by binary search.
+int64_t lengthWithin(const Intervals& merged, int64_t lo, int64_t hi);
+
+} // namespace stallscope::analysis

@@ -1,0 +1,22 @@
+#pragma once
+// What an event's name says about it: the name patterns the detectors and the idle-cause
+// attribution rely on, in one place (docs/analysis.md lists them).
+#include <string_view>
+
+namespace stallscope::analysis::names {
+
+bool isProfilerStep(std::string_view name);            // ProfilerStep#N
+int64_t profilerStepNumber(std::string_view name);     // N, or -1
+bool isDataLoader(std::string_view name);              // enumerate(DataLoader)#..., enumerate(DataPipe)#...
+bool isInputPreparation(std::string_view name);        // tokenisers, processors, transforms, decoding, collate
+bool isOptimizer(std::string_view name);               // Optimizer.step#..., Optimizer.zero_grad#...
+bool isIoLoggingCheckpoint(std::string_view name);     // torch.save, serialisation, writes, print/logging
+bool isSyncCall(std::string_view name);                // waits for the GPU: stream/device/event sync, .item()
+bool isSyncCopyCall(std::string_view name);            // synchronous copies: cudaMemcpy, cuMemcpyHtoD, hipMemcpy
+bool isCopyCall(std::string_view name);                // any runtime/driver copy call
+bool isLaunchCall(std::string_view name);              // calls that enqueue GPU work
+bool isCommunicationKernel(std::string_view name);     // NCCL / RCCL / HCCL kernels
+bool isGemmOrConvKernel(std::string_view name);        // matrix multiply and convolution kernels
+bool isTensorCoreKernel(std::string_view name);        // kernels that use Tensor Cores (name tags)
+
+} // namespace stallscope::analysis::names

@@ -1,0 +1,137 @@
+#include "stallscope/analysis/analysis.h"
+
+#include "analysis_context.h"
+#include "detectors.h"
+#include "device_metrics.h"
+#include "hta_compat.h"
+#include "idle_attribution.h"
+#include "stats_tables.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace stallscope::analysis {
+
+std::string_view idleCauseName(IdleCause c) {
+    static constexpr std::array<std::string_view, kIdleCauseCount> kNames{
+        "data_loading", "blocking_copy", "host_sync", "launch_overhead", "optimizer_cpu",
+        "io_logging_checkpoint", "cpu_compute", "host_untraced", "gpu_dependency"};
+    return kNames[static_cast<size_t>(c)];
+}
+
+std::string_view idleCauseDescription(IdleCause c) {
+    static constexpr std::array<std::string_view, kIdleCauseCount> kText{
+        "the launch thread was loading or preparing input data",
+        "the launch thread was inside a synchronous or pageable-memory copy",
+        "the launch thread was waiting for the GPU (synchronize, .item()) or had just done so",
+        "the launch thread was launching kernels or dispatching operators",
+        "the launch thread ran the optimizer on the CPU",
+        "the launch thread was saving, serialising, writing or printing",
+        "the launch thread ran other CPU operators",
+        "the launch thread shows no traced event (Python, the GIL, other threads)",
+        "work was queued but waited on the GPU side (events, other streams, collectives)"};
+    return kText[static_cast<size_t>(c)];
+}
+
+namespace {
+constexpr std::array<std::string_view, static_cast<size_t>(FindingKind::Count)> kFindingNames{
+    "data_loading", "host_bound", "blocking_h2d_copy", "host_sync", "launch_bound", "small_batch",
+    "no_tensor_cores", "light_model", "logging_checkpoint", "gpu_not_used", "comm_exposed",
+    "memory_pressure", "low_utilization"};
+} // namespace
+
+std::string_view findingKindName(FindingKind k) { return kFindingNames[static_cast<size_t>(k)]; }
+
+bool findingKindFromName(std::string_view name, FindingKind& out) {
+    for (size_t i = 0; i < kFindingNames.size(); ++i)
+        if (kFindingNames[i] == name) {
+            out = static_cast<FindingKind>(i);
+            return true;
+        }
+    return false;
+}
+
+std::string_view severityName(FindingSeverity s) {
+    switch (s) {
+    case FindingSeverity::High: return "high";
+    case FindingSeverity::Medium: return "medium";
+    case FindingSeverity::Low: return "low";
+    case FindingSeverity::Note: return "note";
+    }
+    return "note";
+}
+
+AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options) {
+    using namespace detail;
+    AnalysisResult r;
+    Context c(trace, options);
+    r.window = c.window;
+    r.steps = c.steps;
+
+    // Step times over the steps inside the window.
+    std::vector<int64_t> durations;
+    for (const Step& st : c.steps)
+        if (st.startNs >= c.window.startNs && st.endNs <= c.window.endNs) durations.push_back(st.endNs - st.startNs);
+    if (!durations.empty()) {
+        StepTimeStats& s = r.stepTimes;
+        s.count = durations.size();
+        s.minNs = *std::min_element(durations.begin(), durations.end());
+        s.maxNs = *std::max_element(durations.begin(), durations.end());
+        double sum = 0, sq = 0;
+        for (int64_t d : durations) sum += double(d);
+        const double mean = sum / double(durations.size());
+        for (int64_t d : durations) sq += (double(d) - mean) * (double(d) - mean);
+        s.meanNs = static_cast<int64_t>(mean);
+        s.cv = mean > 0 ? std::sqrt(sq / double(durations.size())) / mean : 0;
+    }
+
+    const std::vector<Interval> tiles = stepTiles(c);
+    const CpuActivity cpu = collectCpuActivity(c);
+    for (const DeviceActivity& d : c.devices) {
+        DeviceMetrics m = computeDeviceMetrics(c, d, cpu, tiles);
+        std::vector<std::array<int64_t, kIdleCauseCount>> perStep;
+        m.idle = attributeIdle(c, d, tiles, perStep);
+        for (size_t i = 0; i < m.steps.size() && i < perStep.size(); ++i) m.steps[i].idleByCause = perStep[i];
+        r.devices.push_back(std::move(m));
+    }
+    if (c.devices.empty()) r.notes.push_back("no GPU work in the analysed window: GPU metrics are empty");
+    if (c.steps.empty()) r.notes.push_back("no ProfilerStep#N ranges: per-step figures are not available");
+    r.stats = computeStats(c);
+    r.hta = computeHta(c);
+
+    const DetectorInput in{c, r};
+    std::vector<Finding> findings;
+    detectGpuNotUsed(in, findings);
+    detectDataLoading(in, findings);
+    detectBlockingH2dCopy(in, findings);
+    detectHostSync(in, findings);
+    detectLaunchBound(in, findings);
+    detectSmallBatch(in, findings);
+    detectNoTensorCores(in, findings);
+    detectLightModel(in, findings);
+    detectLoggingCheckpoint(in, findings);
+    detectCommExposed(in, findings);
+    detectMemoryPressure(in, findings);
+    // host_bound only when no more specific host-side finding covers the same time.
+    {
+        std::vector<Finding> hostBound;
+        detectHostBound(in, hostBound);
+        for (Finding& f : hostBound) {
+            bool covered = false;
+            for (const Finding& g : findings)
+                covered |= g.device == f.device &&
+                           (g.kind == FindingKind::LightModel || g.kind == FindingKind::LaunchBound) &&
+                           g.savingNs * 2 >= f.savingNs;
+            if (!covered) findings.push_back(std::move(f));
+        }
+    }
+    detectLowUtilization(in, findings);
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
+        return a.severity < b.severity;
+    });
+    r.findings = std::move(findings);
+    return r;
+}
+
+} // namespace stallscope::analysis

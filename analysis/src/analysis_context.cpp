@@ -1,0 +1,190 @@
+#include "analysis_context.h"
+
+#include "stallscope/analysis/name_rules.h"
+
+#include <algorithm>
+#include <map>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o) {
+    collectDevices();
+    findSteps();
+    resolveWindow();
+    markLaunchers();
+}
+
+int32_t Context::deviceOf(uint32_t slice) const {
+    const TrackInfo& tr = trace.track(trace.slices().track[slice]);
+    if (tr.kind != TrackKind::GpuStream) return -1;
+    return trace.process(tr.process).gpuDevice;
+}
+
+const Step* Context::stepAt(int64_t ns) const {
+    auto it = std::upper_bound(steps.begin(), steps.end(), ns,
+                               [](int64_t v, const Step& s) { return v < s.startNs; });
+    if (it == steps.begin()) return nullptr;
+    --it;
+    return ns < it->endNs ? &*it : nullptr;
+}
+
+void Context::collectDevices() {
+    const SliceTable& s = trace.slices();
+    std::map<int32_t, DeviceActivity> byDevice;
+    for (uint32_t ti = 0; ti < trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = trace.tracks()[ti];
+        if (tr.kind != TrackKind::GpuStream) continue;
+        const int32_t dev = trace.process(tr.process).gpuDevice;
+        if (options.device >= 0 && dev != options.device) continue;
+        bool any = false;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (!isGpuWork(s.kind[i])) continue;
+            DeviceActivity& d = byDevice[dev];
+            d.device = dev;
+            d.work.push_back(i);
+            any = true;
+        }
+        if (any) byDevice[dev].streams.push_back(TrackId(ti));
+    }
+    for (auto& [dev, d] : byDevice) {
+        std::sort(d.work.begin(), d.work.end(), [&s](uint32_t a, uint32_t b) {
+            return s.start[a] != s.start[b] ? s.start[a] < s.start[b] : a < b;
+        });
+        Intervals all, kernels;
+        all.reserve(d.work.size());
+        std::map<uint32_t, size_t> launchesPerThread;
+        for (uint32_t w : d.work) {
+            const Interval iv{s.start[w], s.start[w] + s.dur[w]};
+            all.push_back(iv);
+            if (s.kind[w] == EventKind::Kernel) kernels.push_back(iv);
+            const SliceId l = trace.launchOf(SliceId(w));
+            if (l.valid()) ++launchesPerThread[s.track[l.index()].value];
+        }
+        d.busy = mergeIntervals(std::move(all));
+        d.kernelBusy = mergeIntervals(std::move(kernels));
+        size_t best = 0;
+        for (const auto& [track, n] : launchesPerThread)
+            if (n > best) best = n, d.mainLaunchThread = TrackId(track);
+        devices.push_back(std::move(d));
+    }
+}
+
+void Context::findSteps() {
+    const SliceTable& s = trace.slices();
+    std::map<int64_t, Step> byNumber;
+    for (uint32_t ti = 0; ti < trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = trace.tracks()[ti];
+        if (tr.kind == TrackKind::GpuStream) continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            const int64_t n = names::profilerStepNumber(trace.str(s.name[i]));
+            if (n < 0) continue;
+            auto [it, inserted] = byNumber.try_emplace(n);
+            if (inserted || s.start[i] < it->second.startNs)
+                it->second = Step{n, SliceId(i), s.start[i], s.start[i] + s.dur[i], s.start[i] + s.dur[i]};
+        }
+    }
+    for (auto& [n, st] : byNumber) steps.push_back(st);
+    std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.startNs < b.startNs; });
+    for (Step& st : steps) st.gpuEndNs = gpuEndOfLaunchesIn(trace, options.device, st.startNs, st.endNs);
+}
+
+int64_t gpuEndOfLaunchesIn(const Trace& t, int32_t device, int64_t lo, int64_t hi) {
+    const SliceTable& s = t.slices();
+    int64_t end = hi;
+    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+        const TrackInfo& tr = t.tracks()[ti];
+        if (tr.kind == TrackKind::GpuStream) continue;
+        auto first = s.start.begin() + tr.sliceBegin, last = s.start.begin() + tr.sliceEnd;
+        const auto b = static_cast<uint32_t>(std::lower_bound(first, last, lo) - s.start.begin());
+        const auto e = static_cast<uint32_t>(std::upper_bound(first, last, hi) - s.start.begin());
+        for (uint32_t i = b; i < e; ++i) {
+            if (!isLaunchSide(s.kind[i])) continue;
+            for (const CorrelationEntry& g : t.gpuWorkOf(SliceId(i))) {
+                const uint32_t w = g.slice.index();
+                if (!isGpuWork(s.kind[w])) continue;
+                if (device >= 0) {
+                    const TrackInfo& gt = t.track(s.track[w]);
+                    if (t.process(gt.process).gpuDevice != device) continue;
+                }
+                end = std::max(end, s.start[w] + s.dur[w]);
+            }
+        }
+    }
+    return end;
+}
+
+void Context::resolveWindow() {
+    Window& w = window;
+    w.kind = options.window.kind;
+    auto gpuSpan = [this](int64_t& lo, int64_t& hi) {
+        bool any = false;
+        for (const DeviceActivity& d : devices) {
+            if (d.busy.empty()) continue;
+            lo = any ? std::min(lo, d.busy.front().start) : d.busy.front().start;
+            hi = any ? std::max(hi, d.busy.back().end) : d.busy.back().end;
+            any = true;
+        }
+        return any;
+    };
+    switch (options.window.kind) {
+    case WindowKind::Range:
+        w.startNs = options.window.startNs;
+        w.endNs = options.window.endNs;
+        w.description = "selected range";
+        return;
+    case WindowKind::All:
+        w.startNs = trace.startNs();
+        w.endNs = trace.endNs();
+        w.description = "the whole trace";
+        return;
+    case WindowKind::Step:
+        for (const Step& st : steps)
+            if (st.number == options.window.step) {
+                w.startNs = st.startNs;
+                w.endNs = std::max(st.endNs, st.gpuEndNs);
+                w.description = "ProfilerStep#" + std::to_string(st.number) + " and its GPU work";
+                return;
+            }
+        w.kind = WindowKind::Steps;  // unknown step: fall back, and say so
+        w.description = "ProfilerStep#" + std::to_string(options.window.step) + " not found; ";
+        [[fallthrough]];
+    case WindowKind::Steps:
+    case WindowKind::Hta:
+        if (!steps.empty()) {
+            w.startNs = steps.front().startNs;
+            int64_t end = 0;
+            for (const Step& st : steps) end = std::max({end, st.endNs, st.gpuEndNs});
+            w.endNs = end;
+            w.description += steps.size() == 1
+                                 ? "ProfilerStep#" + std::to_string(steps.front().number) + " and its GPU work"
+                                 : "ProfilerStep#" + std::to_string(steps.front().number) + "..#" +
+                                       std::to_string(steps.back().number) + " and their GPU work";
+            return;
+        }
+        if (gpuSpan(w.startNs, w.endNs)) {
+            w.description += "first to last GPU activity (no ProfilerStep ranges)";
+            return;
+        }
+        w.startNs = trace.startNs();
+        w.endNs = trace.endNs();
+        w.description += "the whole trace (no ProfilerStep ranges, no GPU work)";
+        return;
+    }
+}
+
+void Context::markLaunchers() {
+    const SliceTable& s = trace.slices();
+    launchesGpu.assign(s.size(), false);
+    for (const CorrelationEntry& e : trace.launchIndex()) {
+        if (trace.gpuWorkOf(e.slice).empty()) continue;
+        SliceId p = e.slice;
+        while (p.valid() && !launchesGpu[p.index()]) {
+            launchesGpu[p.index()] = true;
+            p = s.parent[p.index()];
+        }
+    }
+}
+
+} // namespace stallscope::analysis::detail

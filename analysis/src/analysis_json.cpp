@@ -1,0 +1,300 @@
+#include "stallscope/analysis/analysis_json.h"
+
+namespace stallscope::analysis {
+
+using namespace model;
+
+std::string_view windowKindName(WindowKind k) {
+    switch (k) {
+    case WindowKind::Steps: return "steps";
+    case WindowKind::All: return "all";
+    case WindowKind::Hta: return "hta";
+    case WindowKind::Step: return "step";
+    case WindowKind::Range: return "range";
+    }
+    return "steps";
+}
+
+namespace {
+
+void writeRoles(JsonWriter& w, const RoleBreakdown& r) {
+    w.beginObject();
+    w.key("kernel_ns").value(r.kernel);
+    w.key("memcpy_ns").value(r.memcpy);
+    w.key("memset_ns").value(r.memset);
+    w.key("communication_ns").value(r.communication);
+    w.key("runtime_ns").value(r.runtime);
+    w.key("dataloader_ns").value(r.dataLoader);
+    w.key("cpu_exec_ns").value(r.cpuExec);
+    w.key("other_ns").value(r.other);
+    w.endObject();
+}
+
+void writeCauses(JsonWriter& w, const std::array<int64_t, kIdleCauseCount>& ns) {
+    w.beginObject();
+    for (size_t k = 0; k < kIdleCauseCount; ++k) w.key(idleCauseName(static_cast<IdleCause>(k))).value(ns[k]);
+    w.endObject();
+}
+
+void writeDevice(JsonWriter& w, const DeviceMetrics& d, const JsonOptions& o) {
+    w.beginObject();
+    w.key("name").value(d.name);
+    w.key("utilization").value(d.utilization, 6);
+    w.key("busy_ns").value(d.busyNs);
+    w.key("idle_ns").value(d.idleNs);
+    w.key("window_ns").value(d.windowNs);
+    w.key("kernel_busy_ns").value(d.kernelBusyNs);
+    w.key("kernel_utilization").value(d.kernelUtilization, 6);
+    w.key("est_sm_efficiency");
+    if (d.estSmEfficiency >= 0) w.value(d.estSmEfficiency, 6);
+    else w.null();
+    w.key("est_achieved_occupancy_pct");
+    if (d.estAchievedOccupancy >= 0) w.value(d.estAchievedOccupancy, 3);
+    else w.null();
+    w.key("communication_ns").value(d.commNs);
+    w.key("communication_overlap_ns").value(d.commOverlapNs);
+    w.key("roles");
+    writeRoles(w, d.roles);
+    w.key("queues").beginArray();
+    for (const auto& q : d.queues) {
+        w.beginObject();
+        w.key("stream").value(q.stream);
+        w.key("launched").value(q.launched);
+        w.key("mean_depth").value(q.meanDepth, 4);
+        w.endObject();
+    }
+    w.endArray();
+    if (o.utilizationSeries) {
+        w.key("utilization_series").beginObject();
+        w.key("bucket_ns").value(d.utilizationBucketNs);
+        w.key("values").beginArray();
+        for (double v : d.utilizationSeries) w.value(v, 4);
+        w.endArray();
+        w.endObject();
+    }
+    w.key("steps").beginArray();
+    for (const auto& st : d.steps) {
+        w.beginObject();
+        w.key("number").value(st.number);
+        w.key("start_ns").value(st.startNs);
+        w.key("end_ns").value(st.endNs);
+        w.key("busy_ns").value(st.busyNs);
+        w.key("kernel_busy_ns").value(st.kernelBusyNs);
+        w.key("roles");
+        writeRoles(w, st.roles);
+        w.key("idle_causes");
+        writeCauses(w, st.idleByCause);
+        w.endObject();
+    }
+    w.endArray();
+    w.endObject();
+}
+
+void writeIdle(JsonWriter& w, const Trace& t, const DeviceMetrics& d) {
+    const IdleBreakdown& b = d.idle;
+    w.beginObject();
+    w.key("idle_ns").value(b.idleNs);
+    w.key("explained_ns").value(b.explainedNs());
+    w.key("gaps").value(static_cast<uint64_t>(b.gaps.size()));
+    w.key("causes").beginObject();
+    for (size_t k = 0; k < kIdleCauseCount; ++k) {
+        const CauseTotals& c = b.causes[k];
+        w.key(idleCauseName(static_cast<IdleCause>(k))).beginObject();
+        w.key("ns").value(c.ns);
+        w.key("share_of_window").value(d.windowNs ? double(c.ns) / double(d.windowNs) : 0.0, 6);
+        w.key("share_of_idle").value(b.idleNs ? double(c.ns) / double(b.idleNs) : 0.0, 6);
+        w.key("gaps").value(c.gaps);
+        w.key("largest").beginArray();
+        for (const CausePortion& p : c.largest) {
+            w.beginObject();
+            w.key("gap").beginArray().value(p.gap.start).value(p.gap.end).endArray();
+            w.key("ns").value(p.ns);
+            w.endObject();
+        }
+        w.endArray();
+        std::vector<std::pair<int64_t, StringId>> top;
+        for (const auto& [id, ns] : b.waitedFor[k]) top.emplace_back(ns, id);
+        std::sort(top.rbegin(), top.rend());
+        w.key("top").beginArray();
+        for (size_t i = 0; i < top.size() && i < 5; ++i) {
+            w.beginObject();
+            w.key("name").value(t.str(top[i].second));
+            w.key("ns").value(top[i].first);
+            w.endObject();
+        }
+        w.endArray();
+        w.endObject();
+    }
+    w.endObject();
+    w.endObject();
+}
+
+void writeFinding(JsonWriter& w, const Trace& t, const Finding& f, const JsonOptions& o) {
+    const SliceTable& s = t.slices();
+    w.beginObject();
+    w.key("id").value(f.id);
+    w.key("kind").value(findingKindName(f.kind));
+    w.key("device").value(f.device);
+    w.key("severity").value(severityName(f.severity));
+    w.key("saving_ns").value(f.savingNs);
+    w.key("saving_pct").value(f.savingShare * 100, 3);
+    w.key("title").value(f.title);
+    w.key("ranges").beginArray();
+    for (const Interval& iv : f.ranges) w.beginArray().value(iv.start).value(iv.end).endArray();
+    w.endArray();
+    w.key("evidence").beginArray();
+    for (size_t i = 0; i < f.evidence.size() && i < o.maxEvidence; ++i) {
+        const uint32_t e = f.evidence[i].index();
+        w.beginObject();
+        w.key("slice").value(static_cast<uint64_t>(e));
+        w.key("name").value(t.str(s.name[e]));
+        w.key("start_ns").value(s.start[e]);
+        w.key("dur_ns").value(s.dur[e]);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("waited_for").beginArray();
+    for (const auto& [name, ns] : f.waitedFor) {
+        w.beginObject();
+        w.key("name").value(name);
+        w.key("ns").value(ns);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("explanation").value(f.explanation);
+    w.key("fix").value(f.fix);
+    w.key("snippet").value(f.snippet);
+    w.key("confidence").value(f.confidence, 2);
+    w.endObject();
+}
+
+void writeStats(JsonWriter& w, const Trace& t, const StatsTables& st, const JsonOptions& o) {
+    w.beginObject();
+    w.key("kernels").beginArray();
+    for (size_t i = 0; i < st.kernels.size() && i < o.maxTableRows; ++i) {
+        const KernelStat& k = st.kernels[i];
+        w.beginObject();
+        w.key("name").value(t.str(k.name));
+        w.key("count").value(k.count);
+        w.key("total_ns").value(k.totalNs);
+        w.key("min_ns").value(k.minNs);
+        w.key("max_ns").value(k.maxNs);
+        w.key("mean_blocks_per_sm");
+        if (k.meanBlocksPerSm >= 0) w.value(k.meanBlocksPerSm, 4);
+        else w.null();
+        w.key("mean_occupancy_pct");
+        if (k.meanOccupancy >= 0) w.value(k.meanOccupancy, 2);
+        else w.null();
+        w.key("tensor_cores").value(k.tensorCores);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("operators").beginArray();
+    for (size_t i = 0; i < st.operators.size() && i < o.maxTableRows; ++i) {
+        const OperatorStat& k = st.operators[i];
+        w.beginObject();
+        w.key("name").value(t.str(k.name));
+        w.key("count").value(k.count);
+        w.key("total_ns").value(k.totalNs);
+        w.key("self_ns").value(k.selfNs);
+        w.key("gpu_ns").value(k.gpuNs);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("copies").beginArray();
+    for (const CopyStat& c : st.copies) {
+        w.beginObject();
+        w.key("kind").value(c.kind);
+        w.key("count").value(c.count);
+        w.key("bytes").value(c.bytes);
+        w.key("total_ns").value(c.totalNs);
+        w.key("gb_per_s").value(c.gbPerSecond, 3);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("runtime").beginArray();
+    for (size_t i = 0; i < st.runtime.size() && i < o.maxTableRows; ++i) {
+        const RuntimeStat& k = st.runtime[i];
+        w.beginObject();
+        w.key("name").value(t.str(k.name));
+        w.key("count").value(k.count);
+        w.key("total_ns").value(k.totalNs);
+        w.key("max_ns").value(k.maxNs);
+        w.endObject();
+    }
+    w.endArray();
+    w.endObject();
+}
+
+} // namespace
+
+void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, const std::string& path, int32_t rank,
+                       const JsonOptions& o) {
+    w.beginObject();
+    w.key("schema").value(kAnalysisSchema);
+    w.key("path").value(path);
+    w.key("rank").value(rank);
+    w.key("window").beginObject();
+    w.key("kind").value(windowKindName(r.window.kind));
+    w.key("start_ns").value(r.window.startNs);
+    w.key("end_ns").value(r.window.endNs);
+    w.key("duration_ns").value(r.window.length());
+    w.key("description").value(r.window.description);
+    w.endObject();
+    w.key("steps").beginObject();
+    w.key("count").value(static_cast<uint64_t>(r.steps.size()));
+    w.key("mean_ns").value(r.stepTimes.meanNs);
+    w.key("min_ns").value(r.stepTimes.minNs);
+    w.key("max_ns").value(r.stepTimes.maxNs);
+    w.key("cv").value(r.stepTimes.cv, 4);
+    w.endObject();
+    w.key("devices").beginObject();
+    for (const auto& d : r.devices) {
+        w.key(std::to_string(d.device));
+        writeDevice(w, d, o);
+    }
+    w.endObject();
+    w.key("idle_causes").beginObject();
+    for (const auto& d : r.devices) {
+        std::array<int64_t, kIdleCauseCount> ns{};
+        for (size_t k = 0; k < kIdleCauseCount; ++k) ns[k] = d.idle.causes[k].ns;
+        w.key(std::to_string(d.device));
+        writeCauses(w, ns);
+    }
+    w.endObject();
+    w.key("idle_details").beginObject();
+    for (const auto& d : r.devices) {
+        w.key(std::to_string(d.device));
+        writeIdle(w, t, d);
+    }
+    w.endObject();
+    w.key("findings").beginArray();
+    for (const auto& f : r.findings) writeFinding(w, t, f, o);
+    w.endArray();
+    w.key("hta").beginObject();
+    w.key("valid").value(r.hta.valid);
+    w.key("temporal").beginObject();
+    w.key("idle_us").micros(r.hta.idleNs);
+    w.key("compute_us").micros(r.hta.computeNs);
+    w.key("non_compute_us").micros(r.hta.nonComputeNs);
+    w.key("span_us").micros(r.hta.spanNs);
+    w.endObject();
+    w.key("idle_by_stream").beginObject();
+    for (const auto& s : r.hta.idleByStream) {
+        w.key(std::to_string(s.stream)).beginObject();
+        w.key("host_wait_us").micros(s.hostWaitNs);
+        w.key("kernel_wait_us").micros(s.kernelWaitNs);
+        w.key("other_us").micros(s.otherNs);
+        w.endObject();
+    }
+    w.endObject();
+    w.endObject();
+    w.key("stats");
+    writeStats(w, t, r.stats, o);
+    w.key("notes").beginArray();
+    for (const auto& n : r.notes) w.value(n);
+    w.endArray();
+    w.endObject();
+}
+
+} // namespace stallscope::analysis

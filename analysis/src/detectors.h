@@ -1,0 +1,58 @@
+#pragma once
+// Detectors turn metrics and idle causes into findings (spec/analysis.md table; the exact
+// rules are in docs/analysis.md). Each appends zero or more findings.
+#include "analysis_context.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace stallscope::analysis::detail {
+
+struct DetectorInput {
+    const Context& c;
+    const AnalysisResult& result;  // devices (metrics + idle), stats
+};
+
+using Findings = std::vector<Finding>;
+
+// Host-side causes.
+void detectDataLoading(const DetectorInput& in, Findings& out);
+void detectBlockingH2dCopy(const DetectorInput& in, Findings& out);
+void detectHostSync(const DetectorInput& in, Findings& out);
+void detectLoggingCheckpoint(const DetectorInput& in, Findings& out);
+void detectHostBound(const DetectorInput& in, Findings& out);
+void detectGpuNotUsed(const DetectorInput& in, Findings& out);
+// GPU-side causes.
+void detectLaunchBound(const DetectorInput& in, Findings& out);
+void detectSmallBatch(const DetectorInput& in, Findings& out);
+void detectNoTensorCores(const DetectorInput& in, Findings& out);
+void detectLightModel(const DetectorInput& in, Findings& out);
+void detectCommExposed(const DetectorInput& in, Findings& out);
+void detectMemoryPressure(const DetectorInput& in, Findings& out);
+// Runs after the others: utilisation low and not explained by them.
+void detectLowUtilization(const DetectorInput& in, Findings& out);
+
+// ---- helpers shared by the detectors
+
+/// A finding with id, kind, device, saving (capped to the window), share and severity set.
+Finding makeFinding(const Context& c, FindingKind kind, int32_t device, int64_t savingNs);
+/// Re-derives severity from the share (after a saving changed).
+void setSaving(const Context& c, Finding& f, int64_t savingNs);
+/// The `n` longest intervals, returned in time order.
+std::vector<Interval> longestRanges(const Intervals& iv, size_t n);
+/// Top `n` names by time from a waited-for table, with their share of `total`.
+std::vector<std::pair<std::string, int64_t>> topWaitedFor(const Context& c,
+                                                          const std::map<model::StringId, int64_t>& m,
+                                                          size_t n);
+/// "aten::stack 41% · aten::copy_ 22%"
+std::string describeWaitedFor(const std::vector<std::pair<std::string, int64_t>>& top, int64_t total);
+/// CPU-side slices in the window matching `pred`, longest first, at most `n`.
+std::vector<model::SliceId> findSlices(const Context& c, const std::function<bool(uint32_t)>& pred, size_t n);
+/// "12.3 ms" / "410 us".
+std::string fmtDuration(int64_t ns);
+/// "38%".
+std::string fmtPct(double share);
+const DeviceMetrics* deviceMetrics(const AnalysisResult& r, int32_t device);
+
+} // namespace stallscope::analysis::detail

@@ -1,0 +1,97 @@
+#include "detectors.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+Finding makeFinding(const Context& c, FindingKind kind, int32_t device, int64_t savingNs) {
+    Finding f;
+    f.kind = kind;
+    f.device = device;
+    f.id = std::string(findingKindName(kind)) + (device >= 0 ? "/gpu" + std::to_string(device) : "");
+    setSaving(c, f, savingNs);
+    return f;
+}
+
+void setSaving(const Context& c, Finding& f, int64_t savingNs) {
+    const int64_t w = std::max<int64_t>(1, c.window.length());
+    f.savingNs = std::clamp<int64_t>(savingNs, 0, w);
+    f.savingShare = double(f.savingNs) / double(w);
+    const Thresholds& t = c.options.thresholds;
+    f.severity = f.savingShare >= t.severityHigh     ? FindingSeverity::High
+                 : f.savingShare >= t.severityMedium ? FindingSeverity::Medium
+                 : f.savingShare >= t.severityNote   ? FindingSeverity::Low
+                                                     : FindingSeverity::Note;
+}
+
+std::vector<Interval> longestRanges(const Intervals& iv, size_t n) {
+    std::vector<Interval> v(iv.begin(), iv.end());
+    if (v.size() > n) {
+        std::nth_element(v.begin(), v.begin() + static_cast<long>(n), v.end(),
+                         [](const Interval& a, const Interval& b) { return a.length() > b.length(); });
+        v.resize(n);
+    }
+    std::sort(v.begin(), v.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    return v;
+}
+
+std::vector<std::pair<std::string, int64_t>> topWaitedFor(const Context& c, const std::map<StringId, int64_t>& m,
+                                                          size_t n) {
+    std::vector<std::pair<std::string, int64_t>> v;
+    for (const auto& [id, ns] : m) v.emplace_back(std::string(c.trace.str(id)), ns);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (v.size() > n) v.resize(n);
+    return v;
+}
+
+std::string describeWaitedFor(const std::vector<std::pair<std::string, int64_t>>& top, int64_t total) {
+    std::string out;
+    for (const auto& [name, ns] : top) {
+        if (!out.empty()) out += ", ";
+        std::string shown = name.size() > 80 ? name.substr(0, 77) + "..." : name;
+        out += "`" + shown + "` " + fmtPct(total > 0 ? double(ns) / double(total) : 0);
+    }
+    return out;
+}
+
+std::vector<SliceId> findSlices(const Context& c, const std::function<bool(uint32_t)>& pred, size_t n) {
+    const SliceTable& s = c.trace.slices();
+    std::vector<SliceId> out;
+    for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = c.trace.tracks()[ti];
+        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), c.window.startNs);
+             i < tr.sliceEnd && s.start[i] < c.window.endNs; ++i)
+            if (s.start[i] >= c.window.startNs && pred(i)) out.push_back(SliceId(i));
+    }
+    std::sort(out.begin(), out.end(), [&s](SliceId a, SliceId b) { return s.dur[a.index()] > s.dur[b.index()]; });
+    if (out.size() > n) out.resize(n);
+    return out;
+}
+
+std::string fmtDuration(int64_t ns) {
+    char buf[48];
+    const double a = double(ns < 0 ? -ns : ns);
+    if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.2f s", double(ns) / 1e9);
+    else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.1f ms", double(ns) / 1e6);
+    else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.0f us", double(ns) / 1e3);
+    else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+    return buf;
+}
+
+std::string fmtPct(double share) {
+    char buf[32];
+    if (share > 0 && share < 0.01) std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
+    else std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
+    return buf;
+}
+
+const DeviceMetrics* deviceMetrics(const AnalysisResult& r, int32_t device) {
+    for (const auto& d : r.devices)
+        if (d.device == device) return &d;
+    return nullptr;
+}
+
+} // namespace stallscope::analysis::detail

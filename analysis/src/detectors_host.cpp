@@ -1,0 +1,326 @@
+// Detectors for time the GPU loses to the host: input pipeline, copies, synchronisation,
+// logging/checkpointing, other CPU work, and no GPU at all.
+#include "detectors.h"
+
+#include "stallscope/analysis/name_rules.h"
+#include "stallscope/model/copy_kind.h"
+
+#include <algorithm>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+namespace {
+constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
+int64_t causeNs(const DeviceMetrics& d, IdleCause c) { return d.idle.causes[idx(c)].ns; }
+} // namespace
+
+void detectDataLoading(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    for (const DeviceMetrics& d : in.result.devices) {
+        const int64_t ns = causeNs(d, IdleCause::DataLoading);
+        if (double(ns) < c.options.thresholds.dataLoadingMinShare * double(c.window.length()) || ns <= 0) continue;
+        Finding f = makeFinding(c, FindingKind::DataLoading, d.device, ns);
+        const auto loaders = findSlices(c, [&](uint32_t i) { return names::isDataLoader(c.name(i)); }, 50);
+        bool singleProcess = false;
+        for (SliceId s : loaders) singleProcess |= c.name(s.index()).find("SingleProcess") != std::string_view::npos;
+        f.evidence = loaders;
+        f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::DataLoading)], 12);
+        f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::DataLoading)], 5);
+        f.title = "GPU idle while the input pipeline prepares batches";
+        f.explanation =
+            "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+            " of step time) while the training thread was loading and preparing data" +
+            (singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the training "
+                             "process, one after another)"
+                           : "") +
+            ". No GPU work was queued during that time. It ran: " +
+            describeWaitedFor(f.waitedFor, ns) + ".";
+        f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise num_workers, "
+                "pin memory, keep workers alive and prefetch; move heavy preprocessing into the workers or onto "
+                "the GPU; use faster storage or a cached/preprocessed dataset.";
+        f.snippet =
+            "loader = torch.utils.data.DataLoader(\n"
+            "    dataset, batch_size=batch_size, shuffle=True,\n"
+            "    num_workers=8,            # > 0: batches are prepared in parallel processes\n"
+            "    pin_memory=True,          # page-locked buffers: faster, asynchronous copies\n"
+            "    persistent_workers=True,  # keep the workers between epochs\n"
+            "    prefetch_factor=4)        # batches prepared ahead by each worker";
+        f.confidence = loaders.empty() ? 0.6 : 0.9;
+        out.push_back(std::move(f));
+    }
+}
+
+void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    const SliceTable& s = c.trace.slices();
+    for (const DeviceActivity& dev : c.devices) {
+        const DeviceMetrics* d = deviceMetrics(in.result, dev.device);
+        if (!d) continue;
+        std::vector<SliceId> copies;
+        int64_t copyNs = 0, bytes = 0;
+        for (uint32_t w : dev.work) {
+            if (s.kind[w] != EventKind::Memcpy || s.start[w] < c.window.startNs || s.start[w] >= c.window.endNs) continue;
+            const CopyInfo ci = parseCopyName(c.trace.str(s.name[w]));
+            if (ci.direction != CopyDirection::HtoD) continue;
+            const SliceId l = c.trace.launchOf(SliceId(w));
+            const bool syncCall = l.valid() && names::isSyncCopyCall(c.name(l.index()));
+            const int64_t b = s.extra[w] == SliceExtra::kNone ? 0 : static_cast<int64_t>(s.extra[w]);
+            if (ci.src != MemoryKind::Pageable && !(syncCall && b > c.options.thresholds.syncCopyMinBytes)) continue;
+            copies.push_back(SliceId(w));
+            copyNs += s.dur[w];
+            bytes += b;
+        }
+        if (copies.empty()) continue;
+        const int64_t idle = causeNs(*d, IdleCause::BlockingCopy);
+        // Upper bound: the GPU idle while the thread was stuck in the copy calls, plus the
+        // copies themselves, which pinned memory + non_blocking can overlap with compute.
+        Finding f = makeFinding(c, FindingKind::BlockingH2dCopy, dev.device, idle + copyNs);
+        std::sort(copies.begin(), copies.end(), [&s](SliceId a, SliceId b) { return s.dur[a.index()] > s.dur[b.index()]; });
+        Intervals ranges;
+        for (SliceId id : copies) ranges.push_back({s.start[id.index()], s.start[id.index()] + s.dur[id.index()]});
+        for (const Interval& iv : d->idle.intervals[idx(IdleCause::BlockingCopy)]) ranges.push_back(iv);
+        f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
+        for (size_t i = 0; i < copies.size() && f.evidence.size() < 40; ++i) {
+            f.evidence.push_back(copies[i]);
+            const SliceId l = c.trace.launchOf(copies[i]);
+            if (l.valid()) f.evidence.push_back(l);
+        }
+        const double gbs = copyNs > 0 ? double(bytes) / double(copyNs) : 0;
+        char bw[64];
+        std::snprintf(bw, sizeof bw, "%.1f GB/s", gbs);
+        f.title = "Host-to-device copies from pageable memory block the training thread";
+        f.explanation = std::to_string(copies.size()) + " host-to-device copies (" + std::to_string(bytes / 1000000) +
+                        " MB, " + fmtDuration(copyNs) + " on the GPU at " + bw +
+                        ") read from pageable (not page-locked) memory, so the CUDA driver stages them through a "
+                        "bounce buffer and the call blocks the CPU until the copy is done; the copy cannot overlap "
+                        "with compute. The GPU was idle " + fmtDuration(idle) + " while the thread was inside these "
+                        "copy calls.";
+        f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the DataLoader "
+                "(or tensor.pin_memory()), then .to(device, non_blocking=True); copies then run at full PCIe "
+                "bandwidth and overlap with GPU work.";
+        f.snippet =
+            "loader = DataLoader(dataset, batch_size=batch_size, num_workers=8, pin_memory=True)\n"
+            "for inputs, targets in loader:\n"
+            "    inputs = inputs.to(\"cuda\", non_blocking=True)\n"
+            "    targets = targets.to(\"cuda\", non_blocking=True)";
+        f.confidence = 0.9;
+        out.push_back(std::move(f));
+    }
+}
+
+void detectHostSync(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    const SliceTable& s = c.trace.slices();
+    // Outermost synchronising calls inside steps.
+    auto isSync = [&](uint32_t i) {
+        if (!names::isSyncCall(c.name(i)) || s.kind[i] == EventKind::CudaSync) return false;
+        for (SliceId p = s.parent[i]; p.valid(); p = s.parent[p.index()])
+            if (names::isSyncCall(c.name(p.index()))) return false;
+        return c.steps.empty() || c.stepAt(s.start[i]) != nullptr;
+    };
+    const auto syncs = findSlices(c, isSync, SIZE_MAX);
+    if (syncs.empty()) return;
+    for (const DeviceActivity& dev : c.devices) {
+        const DeviceMetrics* d = deviceMetrics(in.result, dev.device);
+        if (!d) continue;
+        const Intervals gaps = complement(dev.busy, c.window.startNs, c.window.endNs);
+        int64_t blocked = 0, lostOverlap = 0;
+        Intervals ranges;
+        for (SliceId id : syncs) {
+            const uint32_t i = id.index();
+            const int64_t a = s.start[i], b = s.start[i] + s.dur[i];
+            blocked += b - a;
+            // The idle gap the CPU found when it resumed at b: had it not waited, it could
+            // have started the host work that gap waits for up to (b - a) earlier.
+            auto g = std::lower_bound(gaps.begin(), gaps.end(), b, [](const Interval& iv, int64_t v) { return iv.end <= v; });
+            if (g != gaps.end() && g->start <= b && b < g->end) {
+                lostOverlap += std::min(b - a, g->end - b);
+                ranges.push_back({g->start, g->end});
+            }
+        }
+        const int64_t attributed = causeNs(*d, IdleCause::HostSync);
+        const int64_t saving = std::max(attributed, lostOverlap);
+        if (double(saving) < c.options.thresholds.severityNote * double(c.window.length())) continue;
+        Finding f = makeFinding(c, FindingKind::HostSync, dev.device, saving);
+        for (const Interval& iv : d->idle.intervals[idx(IdleCause::HostSync)]) ranges.push_back(iv);
+        f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
+        f.evidence.assign(syncs.begin(), syncs.begin() + static_cast<long>(std::min<size_t>(syncs.size(), 40)));
+        std::map<std::string, size_t> kinds;
+        for (SliceId id : syncs) ++kinds[std::string(c.name(id.index()))];
+        std::string list;
+        for (const auto& [n, k] : kinds) list += (list.empty() ? "" : ", ") + ("`" + n + "` ×" + std::to_string(k));
+        const size_t perStep = c.steps.empty() ? syncs.size() : (syncs.size() + c.steps.size() - 1) / c.steps.size();
+        f.title = "The training loop waits for the GPU about " + std::to_string(perStep) + " time" +
+                  (perStep == 1 ? "" : "s") + " per step";
+        f.explanation = "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
+                        " for the GPU to drain its queue. While it waited it could not prepare and queue the next "
+                        "work, so the GPU then idled: up to " + fmtDuration(saving) +
+                        " of GPU idle time follows these waits. Typical sources: loss.item(), print(loss), "
+                        ".cpu()/.numpy(), torch.cuda.synchronize() and data-dependent control flow.";
+        f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() inside the step; "
+                "use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden synchronisations.";
+        f.snippet =
+            "running_loss = torch.zeros((), device=\"cuda\")\n"
+            "for step, (x, y) in enumerate(loader):\n"
+            "    loss = train_step(x, y)\n"
+            "    running_loss += loss.detach()          # no host sync\n"
+            "    if step % 100 == 0:\n"
+            "        print(running_loss.item() / 100)   # one sync per 100 steps\n"
+            "        running_loss.zero_()";
+        f.confidence = attributed > 0 ? 0.8 : 0.6;
+        out.push_back(std::move(f));
+    }
+}
+
+void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    for (const DeviceMetrics& d : in.result.devices) {
+        const int64_t ns = causeNs(d, IdleCause::IoLoggingCheckpoint);
+        if (double(ns) < c.options.thresholds.severityNote * double(c.window.length()) || ns <= 0) continue;
+        Finding f = makeFinding(c, FindingKind::LoggingCheckpoint, d.device, ns);
+        f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::IoLoggingCheckpoint)], 12);
+        f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::IoLoggingCheckpoint)], 5);
+        f.evidence = findSlices(c, [&](uint32_t i) { return names::isIoLoggingCheckpoint(c.name(i)); }, 40);
+        // Periodic long steps: steps much longer than the median, with I/O in them.
+        std::vector<int64_t> durs;
+        for (const auto& st : d.steps) durs.push_back(st.endNs - st.startNs);
+        size_t longSteps = 0;
+        if (!durs.empty()) {
+            std::vector<int64_t> sorted = durs;
+            std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+            const double median = double(sorted[sorted.size() / 2]);
+            for (size_t i = 0; i < d.steps.size(); ++i)
+                if (double(durs[i]) > c.options.thresholds.longStepFactor * median &&
+                    d.steps[i].idleByCause[idx(IdleCause::IoLoggingCheckpoint)] > 0)
+                    ++longSteps;
+        }
+        f.title = "Logging or checkpointing stalls the GPU";
+        f.explanation = "The GPU waited " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+                        " of step time) while the training thread saved, serialised, wrote or printed: " +
+                        describeWaitedFor(f.waitedFor, ns) + "." +
+                        (longSteps ? " " + std::to_string(longSteps) + " step(s) are more than " +
+                                         fmtPct(c.options.thresholds.longStepFactor - 1) +
+                                         " longer than the median because of it (a saw-tooth timeline)."
+                                   : "");
+        f.fix = "Log every 10-100 steps, checkpoint per epoch or asynchronously (a background thread or "
+                "torch.distributed.checkpoint.async_save), and write to fast local storage.";
+        f.snippet =
+            "if step % log_every == 0:\n"
+            "    writer.add_scalar(\"loss\", running_loss.item() / log_every, step)\n"
+            "if step % checkpoint_every == 0:\n"
+            "    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}\n"
+            "    threading.Thread(target=torch.save, args=(state, path)).start()";
+        f.confidence = 0.7;
+        out.push_back(std::move(f));
+    }
+}
+
+void detectHostBound(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    for (const DeviceMetrics& d : in.result.devices) {
+        const int64_t ns = causeNs(d, IdleCause::CpuCompute) + causeNs(d, IdleCause::OptimizerCpu) +
+                           causeNs(d, IdleCause::HostUntraced);
+        if (double(ns) < c.options.thresholds.hostBoundMinShare * double(c.window.length()) || ns <= 0) continue;
+        Finding f = makeFinding(c, FindingKind::HostBound, d.device, ns);
+        std::map<StringId, int64_t> merged;
+        for (IdleCause k : {IdleCause::CpuCompute, IdleCause::OptimizerCpu})
+            for (const auto& [id, t] : d.idle.waitedFor[idx(k)]) merged[id] += t;
+        f.waitedFor = topWaitedFor(c, merged, 6);
+        const int64_t untraced = causeNs(d, IdleCause::HostUntraced);
+        Intervals ranges = d.idle.intervals[idx(IdleCause::CpuCompute)];
+        for (IdleCause k : {IdleCause::OptimizerCpu, IdleCause::HostUntraced})
+            ranges.insert(ranges.end(), d.idle.intervals[idx(k)].begin(), d.idle.intervals[idx(k)].end());
+        f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
+        for (const auto& [name, t] : f.waitedFor) {
+            (void)t;
+            const auto ev = findSlices(c, [&](uint32_t i) { return c.name(i) == name; }, 3);
+            f.evidence.insert(f.evidence.end(), ev.begin(), ev.end());
+        }
+        f.title = "The GPU waits for CPU work";
+        f.explanation = "The GPU was idle " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+                        " of step time) waiting for the CPU. " +
+                        (f.waitedFor.empty() ? std::string() : "Traced CPU work during that time: " +
+                                                                   describeWaitedFor(f.waitedFor, ns) + ". ") +
+                        (untraced > 0 ? fmtDuration(untraced) +
+                                            " of it shows no traced event on the launching thread (Python code, "
+                                            "the GIL, or other threads)."
+                                      : "");
+        f.fix = "Move the CPU work named above off the training thread or onto the GPU; reduce Python overhead "
+                "per step with torch.compile or CUDA Graphs; use fused/foreach optimizers; profile with "
+                "with_stack=True to see the Python frames behind untraced time.";
+        f.snippet =
+            "model = torch.compile(model)                      # fewer Python/dispatcher round-trips\n"
+            "optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)\n"
+            "prof = torch.profiler.profile(with_stack=True)   # attribute untraced time to Python";
+        f.confidence = untraced * 2 > ns ? 0.5 : 0.7;
+        out.push_back(std::move(f));
+    }
+}
+
+void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    if (!c.devices.empty()) return;
+    const SliceTable& s = c.trace.slices();
+    size_t runtimeCalls = 0;
+    for (uint32_t i = 0; i < s.size(); ++i) runtimeCalls += isLaunchSide(s.kind[i]);
+    const size_t listed = c.trace.metadata().devices.size();
+    Finding f = makeFinding(c, FindingKind::GpuNotUsed, -1, c.window.length());
+    f.ranges = {{c.window.startNs, c.window.endNs}};
+    for (const Step& st : c.steps)
+        if (f.evidence.size() < 20) f.evidence.push_back(st.slice);
+    f.title = "No GPU work in this trace";
+    f.explanation =
+        runtimeCalls ? "The trace has " + std::to_string(runtimeCalls) +
+                           " CUDA runtime calls but no kernels, copies or memsets: GPU activity was not recorded "
+                           "(activities=[ProfilerActivity.CPU] only?) or nothing was sent to the GPU."
+        : listed ? "The profiler saw " + std::to_string(listed) +
+                       " GPU(s) but no work ran on them: the model and tensors stayed on the CPU."
+                 : "This is a CPU-only trace: no GPU was visible to the process and every operator ran on the CPU.";
+    f.fix = "Check torch.cuda.is_available(), move the model and each batch to the GPU, and record GPU activity; "
+            "in containers pass the GPUs through (docker run --gpus all).";
+    f.snippet =
+        "assert torch.cuda.is_available(), \"no CUDA device visible\"\n"
+        "model = model.to(\"cuda\")\n"
+        "x, y = x.to(\"cuda\", non_blocking=True), y.to(\"cuda\", non_blocking=True)\n"
+        "prof = torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])";
+    f.confidence = runtimeCalls ? 0.6 : 0.9;
+    out.push_back(std::move(f));
+}
+
+void detectLowUtilization(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    for (const DeviceMetrics& d : in.result.devices) {
+        if (d.utilization >= c.options.thresholds.lowUtilizationMax || d.idleNs <= 0) continue;
+        int64_t explained = 0;
+        for (const Finding& f : out)
+            if (f.device == d.device && f.kind != FindingKind::LowUtilization) explained += f.savingNs;
+        if (explained * 2 >= d.idleNs) continue;
+        Finding f = makeFinding(c, FindingKind::LowUtilization, d.device, d.idleNs - explained);
+        std::vector<std::pair<int64_t, IdleCause>> causes;
+        for (size_t k = 0; k < kIdleCauseCount; ++k) causes.emplace_back(d.idle.causes[k].ns, static_cast<IdleCause>(k));
+        std::sort(causes.rbegin(), causes.rend());
+        std::string breakdown;
+        for (const auto& [ns, k] : causes) {
+            if (ns <= 0) continue;
+            breakdown += (breakdown.empty() ? "" : ", ") + std::string(idleCauseName(k)) + " " + fmtDuration(ns) + " (" +
+                         fmtPct(double(ns) / double(d.idleNs)) + ")";
+        }
+        Intervals all;
+        for (const auto& g : d.idle.gaps) all.push_back({g.startNs, g.endNs});
+        f.ranges = longestRanges(all, 12);
+        for (const auto& g : d.idle.gaps)
+            if (g.endingWork.valid() && f.evidence.size() < 20) f.evidence.push_back(g.endingWork);
+        f.title = "GPU utilisation is " + fmtPct(d.utilization);
+        f.explanation = "The GPU was busy " + fmtPct(d.utilization) + " of the window and idle " +
+                        fmtDuration(d.idleNs) + "; the more specific findings explain " + fmtDuration(explained) +
+                        " of it. Idle time by cause: " + breakdown + ".";
+        f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to see what the "
+                "launching thread was doing.";
+        f.confidence = 0.5;
+        out.push_back(std::move(f));
+    }
+}
+
+} // namespace stallscope::analysis::detail

@@ -1,0 +1,183 @@
+#include "device_metrics.h"
+
+#include "stallscope/analysis/name_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+CpuActivity collectCpuActivity(const Context& c) {
+    const SliceTable& s = c.trace.slices();
+    Intervals runtime, loader, cpu;
+    const int64_t lo = c.window.startNs, hi = c.window.endNs;
+    for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = c.trace.tracks()[ti];
+        if (tr.kind != TrackKind::CpuThread) continue;
+        const TrackId t(ti);
+        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(t, lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
+            const Interval iv{s.start[i], s.start[i] + s.dur[i]};
+            if (iv.end <= lo) continue;
+            const std::string_view n = c.trace.str(s.name[i]);
+            if (names::isProfilerStep(n)) continue;
+            if (isLaunchSide(s.kind[i])) runtime.push_back(iv);
+            if (names::isDataLoader(n)) loader.push_back(iv);
+            cpu.push_back(iv);
+        }
+    }
+    return {mergeIntervals(std::move(runtime)), mergeIntervals(std::move(loader)), mergeIntervals(std::move(cpu))};
+}
+
+RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
+                            const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
+    RoleBreakdown r;
+    if (hi <= lo) return r;
+    Intervals covered = clip(kernels, lo, hi);
+    r.kernel = totalLength(covered);
+    auto add = [&](const Intervals& role, int64_t& out) {
+        const Intervals mine = subtract(clip(role, lo, hi), covered);
+        out = totalLength(mine);
+        Intervals both = covered;
+        both.insert(both.end(), mine.begin(), mine.end());
+        covered = mergeIntervals(std::move(both));
+    };
+    add(memcpy, r.memcpy);
+    add(memset, r.memset);
+    add(comm, r.communication);
+    add(cpu.runtime, r.runtime);
+    add(cpu.dataLoader, r.dataLoader);
+    add(cpu.cpu, r.cpuExec);
+    r.other = (hi - lo) - totalLength(covered);
+    return r;
+}
+
+namespace {
+
+/// TensorBoard plugin: time-weighted min(sum of blocks per SM of running kernels, 1).
+double smEfficiency(const Context& c, const DeviceActivity& d) {
+    const SliceTable& s = c.trace.slices();
+    struct Ep {
+        int64_t t;
+        int type;  // 0 start, 1 end (starts first at equal times)
+        double v;
+    };
+    std::vector<Ep> eps;
+    for (uint32_t w : d.work) {
+        if (s.kind[w] != EventKind::Kernel) continue;
+        const float b = SliceExtra::blocksPerSm(s.extra[w]);
+        if (!(b > 0)) continue;
+        eps.push_back({s.start[w], 0, b});
+        eps.push_back({s.start[w] + s.dur[w], 1, b});
+    }
+    if (eps.empty()) return -1;
+    std::sort(eps.begin(), eps.end(), [](const Ep& a, const Ep& b) { return a.t != b.t ? a.t < b.t : a.type < b.type; });
+    const int64_t lo = c.window.startNs, hi = c.window.endNs;
+    double weighted = 0, value = eps[0].v;
+    int64_t last = eps[0].t;
+    for (size_t i = 1; i < eps.size(); ++i) {
+        const Ep& e = eps[i];
+        if (e.t > last && value > 1e-12) {
+            const int64_t a = std::max(last, lo), b = std::min(e.t, hi);
+            if (b > a) weighted += std::min(value, 1.0) * static_cast<double>(b - a);
+        }
+        last = e.t;
+        value += e.type == 0 ? e.v : -e.v;
+    }
+    return hi > lo ? weighted / static_cast<double>(hi - lo) : -1;
+}
+
+double achievedOccupancy(const Context& c, const DeviceActivity& d) {
+    const SliceTable& s = c.trace.slices();
+    double sum = 0, time = 0;
+    for (uint32_t w : d.work) {
+        if (s.kind[w] != EventKind::Kernel) continue;
+        const float occ = SliceExtra::estOccupancyPct(s.extra[w]);
+        if (!(occ >= 0)) continue;
+        const int64_t a = std::max(s.start[w], c.window.startNs);
+        const int64_t b = std::min(s.start[w] + s.dur[w], c.window.endNs);
+        if (b <= a) continue;
+        sum += occ * static_cast<double>(b - a);
+        time += static_cast<double>(b - a);
+    }
+    return time > 0 ? sum / time : -1;
+}
+
+} // namespace
+
+DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, const CpuActivity& cpu,
+                                   const std::vector<Interval>& tiles) {
+    const SliceTable& s = c.trace.slices();
+    const int64_t lo = c.window.startNs, hi = c.window.endNs;
+    DeviceMetrics m;
+    m.device = d.device;
+    for (const auto& p : c.trace.metadata().devices)
+        if (p.id == d.device) m.name = p.name;
+    m.windowNs = hi - lo;
+    m.busyNs = lengthWithin(d.busy, lo, hi);
+    m.kernelBusyNs = lengthWithin(d.kernelBusy, lo, hi);
+    m.idleNs = m.windowNs - m.busyNs;
+    m.utilization = m.windowNs > 0 ? double(m.busyNs) / double(m.windowNs) : 0;
+    m.kernelUtilization = m.windowNs > 0 ? double(m.kernelBusyNs) / double(m.windowNs) : 0;
+    m.estSmEfficiency = smEfficiency(c, d);
+    m.estAchievedOccupancy = achievedOccupancy(c, d);
+
+    // Work by role, and launch queues per stream.
+    Intervals compute, comm, memcpy, memset;
+    std::map<int64_t, StreamQueue> queues;
+    for (uint32_t w : d.work) {
+        const Interval iv{s.start[w], s.start[w] + s.dur[w]};
+        const EventKind k = s.kind[w];
+        if (k == EventKind::Kernel) {
+            (names::isCommunicationKernel(c.trace.str(s.name[w])) ? comm : compute).push_back(iv);
+        } else if (k == EventKind::Memcpy) {
+            memcpy.push_back(iv);
+        } else {
+            memset.push_back(iv);
+        }
+        if (iv.start < lo || iv.start >= hi) continue;
+        const int64_t stream = c.trace.track(s.track[w]).key.number;
+        StreamQueue& q = queues[stream];
+        q.stream = stream;
+        ++q.launched;
+        const SliceId l = c.trace.launchOf(SliceId(w));
+        if (l.valid()) {
+            const int64_t queuedFrom = std::max(s.start[l.index()] + s.dur[l.index()], lo);
+            if (iv.start > queuedFrom) q.meanDepth += static_cast<double>(iv.start - queuedFrom);
+        }
+    }
+    for (auto& [stream, q] : queues) {
+        q.meanDepth = m.windowNs > 0 ? q.meanDepth / double(m.windowNs) : 0;
+        m.queues.push_back(q);
+    }
+    compute = mergeIntervals(std::move(compute));
+    comm = mergeIntervals(std::move(comm));
+    memcpy = mergeIntervals(std::move(memcpy));
+    memset = mergeIntervals(std::move(memset));
+    m.commNs = lengthWithin(comm, lo, hi);
+    m.commOverlapNs = totalLength(intersect(clip(comm, lo, hi), clip(compute, lo, hi)));
+    m.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, lo, hi);
+
+    // Utilisation over time.
+    m.utilizationBucketNs = std::max<int64_t>(1, c.options.utilizationBucketNs);
+    for (int64_t b = lo; b < hi; b += m.utilizationBucketNs) {
+        const int64_t e = std::min(hi, b + m.utilizationBucketNs);
+        m.utilizationSeries.push_back(double(lengthWithin(d.busy, b, e)) / double(e - b));
+    }
+
+    for (size_t i = 0; i < tiles.size(); ++i) {
+        StepMetrics st;
+        st.number = c.steps[i].number;
+        st.startNs = tiles[i].start;
+        st.endNs = tiles[i].end;
+        st.busyNs = lengthWithin(d.busy, st.startNs, st.endNs);
+        st.kernelBusyNs = lengthWithin(d.kernelBusy, st.startNs, st.endNs);
+        st.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, st.startNs, st.endNs);
+        m.steps.push_back(st);
+    }
+    return m;
+}
+
+} // namespace stallscope::analysis::detail

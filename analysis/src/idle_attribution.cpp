@@ -1,0 +1,214 @@
+#include "idle_attribution.h"
+
+#include "stallscope/analysis/name_rules.h"
+#include "stallscope/model/copy_kind.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+std::vector<Interval> stepTiles(const Context& c) {
+    std::vector<Interval> tiles;
+    const auto& steps = c.steps;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const int64_t lo = std::max(steps[i].startNs, c.window.startNs);
+        const int64_t hi = std::min(i + 1 < steps.size() ? steps[i + 1].startNs : c.window.endNs, c.window.endNs);
+        tiles.push_back({lo, std::max(lo, hi)});
+    }
+    return tiles;
+}
+
+namespace {
+
+constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
+
+class Attributor {
+public:
+    Attributor(const Context& c, const DeviceActivity& d, const std::vector<Interval>& tiles,
+               std::vector<std::array<int64_t, kIdleCauseCount>>& perStep)
+        : m_c(c), m_d(d), m_s(c.trace.slices()), m_tiles(tiles), m_perStep(perStep) {}
+
+    IdleBreakdown run() {
+        const Intervals gaps = complement(m_d.busy, m_c.window.startNs, m_c.window.endNs);
+        for (const Interval& g : gaps) gap(g);
+        for (auto& iv : m_out.intervals) iv = mergeIntervals(std::move(iv));
+        for (auto& ct : m_out.causes)
+            std::sort(ct.largest.begin(), ct.largest.end(),
+                      [](const CausePortion& a, const CausePortion& b) { return a.ns > b.ns; });
+        return std::move(m_out);
+    }
+
+private:
+    void gap(const Interval& g) {
+        IdleGap rec{g.start, g.end, IdleCause::HostUntraced, {}, {}};
+        m_gapCause.fill(0);
+        // The work that ends the gap and the call that launched it.
+        auto it = std::lower_bound(m_d.work.begin(), m_d.work.end(), g.end,
+                                   [this](uint32_t w, int64_t v) { return m_s.start[w] < v; });
+        const bool ended = g.end < m_c.window.endNs && it != m_d.work.end() && m_s.start[*it] == g.end;
+        if (ended) {
+            rec.endingWork = SliceId(*it);
+            rec.launch = m_c.trace.launchOf(rec.endingWork);
+        }
+        m_leading = isLeadingGap(g, it);
+        if (rec.launch.valid() && m_s.start[rec.launch.index()] <= g.start) {
+            // Launched in time, yet not running: a dependency on the GPU side.
+            charge(g.start, g.end, IdleCause::GpuDependency, SliceId());
+        } else {
+            const TrackId thread = rec.launch.valid() ? m_s.track[rec.launch.index()] : m_d.mainLaunchThread;
+            if (thread.valid()) chargeThread(thread, g.start, g.end);
+            else charge(g.start, g.end, IdleCause::HostUntraced, SliceId());
+        }
+        size_t best = 0;
+        for (size_t k = 0; k < kIdleCauseCount; ++k) {
+            if (m_gapCause[k] == 0) continue;
+            CauseTotals& ct = m_out.causes[k];
+            ++ct.gaps;
+            keepLargest(ct.largest, g, m_gapCause[k]);
+            if (m_gapCause[k] > m_gapCause[best]) best = k;
+        }
+        rec.dominant = static_cast<IdleCause>(best);
+        m_out.idleNs += g.length();
+        m_out.gaps.push_back(rec);
+    }
+
+    static void keepLargest(std::vector<CausePortion>& v, const Interval& g, int64_t ns) {
+        if (v.size() < 5) {
+            v.push_back({g, ns});
+            return;
+        }
+        auto mi = std::min_element(v.begin(), v.end(), [](const CausePortion& a, const CausePortion& b) { return a.ns < b.ns; });
+        if (ns > mi->ns) *mi = {g, ns};
+    }
+
+    /// True when no GPU work of the current step ran before this gap (input preparation
+    /// before the step's first kernel counts as data loading).
+    bool isLeadingGap(const Interval& g, std::vector<uint32_t>::const_iterator endingIt) {
+        const Step* st = m_c.stepAt(g.end > 0 ? g.end - 1 : g.end);
+        if (!st) return false;
+        if (endingIt == m_d.work.begin()) return true;
+        const uint32_t prev = *(endingIt - 1);
+        const SliceId l = m_c.trace.launchOf(SliceId(prev));
+        const int64_t t = l.valid() ? m_s.start[l.index()] : m_s.start[prev];
+        return t < st->startNs;
+    }
+
+    void chargeThread(TrackId thread, int64_t lo, int64_t hi) {
+        // Sweep the thread's slices overlapping [lo, hi) and charge each elementary
+        // segment to the innermost slice covering it.
+        const uint32_t first = m_c.trace.firstSliceEndingAtOrAfter(thread, lo);
+        const uint32_t last = m_c.trace.track(thread).sliceEnd;
+        m_stack.clear();
+        int64_t cur = lo;
+        m_afterSync = false;
+        for (uint32_t i = first; i < last && m_s.start[i] < hi; ++i) {
+            const int64_t e = m_s.start[i] + m_s.dur[i];
+            if (e <= lo || m_s.dur[i] == 0) continue;
+            advance(cur, std::max(m_s.start[i], lo));
+            m_stack.push_back(i);
+        }
+        advance(cur, hi);
+    }
+
+    void advance(int64_t& cur, int64_t to) {
+        while (cur < to) {
+            while (!m_stack.empty() && m_s.start[m_stack.back()] + m_s.dur[m_stack.back()] <= cur) m_stack.pop_back();
+            if (m_stack.empty()) {
+                charge(cur, to, m_afterSync ? IdleCause::HostSync : IdleCause::HostUntraced, SliceId());
+                cur = to;
+                return;
+            }
+            const uint32_t top = m_stack.back();
+            const int64_t e = std::min(m_s.start[top] + m_s.dur[top], to);
+            const IdleCause cause = classify(top);
+            charge(cur, e, cause, SliceId(top));
+            m_afterSync = cause == IdleCause::HostSync;
+            cur = e;
+        }
+    }
+
+    void charge(int64_t lo, int64_t hi, IdleCause cause, SliceId slice) {
+        if (hi <= lo) return;
+        const int64_t len = hi - lo;
+        const size_t k = idx(cause);
+        m_out.causes[k].ns += len;
+        m_gapCause[k] += len;
+        m_out.intervals[k].push_back({lo, hi});
+        if (slice.valid()) m_out.waitedFor[k][m_s.name[slice.index()]] += len;
+        // Per-step accounting, split at tile boundaries.
+        auto t = std::upper_bound(m_tiles.begin(), m_tiles.end(), lo,
+                                  [](int64_t v, const Interval& iv) { return v < iv.start; });
+        if (t != m_tiles.begin()) --t;
+        for (; t != m_tiles.end() && t->start < hi; ++t) {
+            const int64_t part = std::min(hi, t->end) - std::max(lo, t->start);
+            if (part > 0) m_perStep[static_cast<size_t>(t - m_tiles.begin())][k] += part;
+        }
+    }
+
+    IdleCause classify(uint32_t s) {
+        const uint64_t key = (static_cast<uint64_t>(s) << 1) | (m_leading ? 1u : 0u);
+        auto it = m_memo.find(key);
+        if (it != m_memo.end()) return it->second;
+        const IdleCause c = classifyChain(s);
+        m_memo.emplace(key, c);
+        return c;
+    }
+
+    bool enclosedBySyncOp(uint32_t s) const {
+        SliceId p = m_s.parent[s];
+        for (int hops = 0; p.valid() && hops < 4; ++hops, p = m_s.parent[p.index()])
+            if (names::isSyncCall(m_c.trace.str(m_s.name[p.index()]))) return true;
+        return false;
+    }
+
+    /// A copy call that moves pageable memory (or blocks by design).
+    bool isBlockingCopyCall(uint32_t s, std::string_view name) const {
+        if (names::isSyncCopyCall(name)) return true;
+        if (!names::isCopyCall(name)) return false;
+        for (const CorrelationEntry& g : m_c.trace.gpuWorkOf(SliceId(s))) {
+            const CopyInfo ci = parseCopyName(m_c.trace.str(m_s.name[g.slice.index()]));
+            if (ci.src == MemoryKind::Pageable || ci.dst == MemoryKind::Pageable) return true;
+        }
+        return false;
+    }
+
+    IdleCause classifyChain(uint32_t innermost) const {
+        for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
+            const uint32_t i = a.index();
+            const std::string_view n = m_c.trace.str(m_s.name[i]);
+            const EventKind k = m_s.kind[i];
+            if (names::isDataLoader(n) || (m_leading && names::isInputPreparation(n))) return IdleCause::DataLoading;
+            if (names::isSyncCall(n) || k == EventKind::CudaSync) return IdleCause::HostSync;
+            if (isBlockingCopyCall(i, n)) return enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy;
+            if (names::isLaunchCall(n)) return IdleCause::LaunchOverhead;
+            if (names::isOptimizer(n)) return IdleCause::OptimizerCpu;
+            if (names::isIoLoggingCheckpoint(n)) return IdleCause::IoLoggingCheckpoint;
+        }
+        return m_c.launchesGpu[innermost] ? IdleCause::LaunchOverhead : IdleCause::CpuCompute;
+    }
+
+    const Context& m_c;
+    const DeviceActivity& m_d;
+    const SliceTable& m_s;
+    const std::vector<Interval>& m_tiles;
+    std::vector<std::array<int64_t, kIdleCauseCount>>& m_perStep;
+    IdleBreakdown m_out;
+    std::array<int64_t, kIdleCauseCount> m_gapCause{};
+    std::vector<uint32_t> m_stack;
+    std::unordered_map<uint64_t, IdleCause> m_memo;
+    bool m_leading = false;
+    bool m_afterSync = false;
+};
+
+} // namespace
+
+IdleBreakdown attributeIdle(const Context& c, const DeviceActivity& d, const std::vector<Interval>& tiles,
+                            std::vector<std::array<int64_t, kIdleCauseCount>>& perStep) {
+    perStep.assign(tiles.size(), {});
+    return Attributor(c, d, tiles, perStep).run();
+}
+
+} // namespace stallscope::analysis::detail

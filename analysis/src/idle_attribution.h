@@ -1,0 +1,15 @@
+#pragma once
+// Charges every idle nanosecond of a device inside the window to exactly one cause
+// (docs/analysis.md "Idle-cause attribution").
+#include "analysis_context.h"
+
+namespace stallscope::analysis::detail {
+
+/// Step accounting tiles: step i runs from its start to the next step's start, the last
+/// one to the window end; tiles are clipped to the window.
+std::vector<Interval> stepTiles(const Context& c);
+
+IdleBreakdown attributeIdle(const Context& c, const DeviceActivity& d, const std::vector<Interval>& tiles,
+                            std::vector<std::array<int64_t, kIdleCauseCount>>& perStep);
+
+} // namespace stallscope::analysis::detail

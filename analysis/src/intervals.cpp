@@ -1,0 +1,79 @@
+#include "stallscope/analysis/intervals.h"
+
+#include <algorithm>
+
+namespace stallscope::analysis {
+
+Intervals mergeIntervals(Intervals in) {
+    std::erase_if(in, [](const Interval& i) { return i.end <= i.start; });
+    std::sort(in.begin(), in.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    Intervals out;
+    out.reserve(in.size());
+    for (const Interval& i : in) {
+        if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
+        else out.push_back(i);
+    }
+    return out;
+}
+
+int64_t totalLength(const Intervals& merged) {
+    int64_t t = 0;
+    for (const Interval& i : merged) t += i.length();
+    return t;
+}
+
+Intervals clip(const Intervals& merged, int64_t lo, int64_t hi) {
+    Intervals out;
+    auto it = std::lower_bound(merged.begin(), merged.end(), lo,
+                               [](const Interval& i, int64_t v) { return i.end <= v; });
+    for (; it != merged.end() && it->start < hi; ++it) {
+        const Interval c{std::max(it->start, lo), std::min(it->end, hi)};
+        if (c.length() > 0) out.push_back(c);
+    }
+    return out;
+}
+
+Intervals intersect(const Intervals& a, const Intervals& b) {
+    Intervals out;
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+        const int64_t s = std::max(a[i].start, b[j].start);
+        const int64_t e = std::min(a[i].end, b[j].end);
+        if (s < e) out.push_back({s, e});
+        if (a[i].end < b[j].end) ++i;
+        else ++j;
+    }
+    return out;
+}
+
+Intervals subtract(const Intervals& a, const Intervals& b) {
+    Intervals out;
+    size_t j = 0;
+    for (const Interval& x : a) {
+        int64_t cur = x.start;
+        while (j < b.size() && b[j].end <= cur) ++j;
+        size_t k = j;
+        while (k < b.size() && b[k].start < x.end) {
+            if (b[k].start > cur) out.push_back({cur, b[k].start});
+            cur = std::max(cur, b[k].end);
+            ++k;
+        }
+        if (cur < x.end) out.push_back({cur, x.end});
+    }
+    return out;
+}
+
+Intervals complement(const Intervals& busy, int64_t lo, int64_t hi) {
+    if (hi <= lo) return {};
+    return subtract(Intervals{{lo, hi}}, busy);
+}
+
+int64_t lengthWithin(const Intervals& merged, int64_t lo, int64_t hi) {
+    int64_t t = 0;
+    auto it = std::lower_bound(merged.begin(), merged.end(), lo,
+                               [](const Interval& i, int64_t v) { return i.end <= v; });
+    for (; it != merged.end() && it->start < hi; ++it) t += std::min(it->end, hi) - std::max(it->start, lo);
+    return t;
+}
+
+} // namespace stallscope::analysis

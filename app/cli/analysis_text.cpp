@@ -1,0 +1,184 @@
+// Terminal rendering of an analysis: aligned tables, the top findings first with their fix.
+#include "analyze_command.h"
+#include "text_format.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace stallscope::cli {
+
+using namespace analysis;
+
+namespace {
+
+std::string pct(double share) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%5.1f%%", share * 100);
+    return buf;
+}
+
+std::string pad(const std::string& s, size_t n) {
+    // Width by code points, so "µs" and "≤" align.
+    size_t cps = 0;
+    for (unsigned char c : s) cps += (c & 0xC0) != 0x80;
+    return cps >= n ? s : s + std::string(n - cps, ' ');
+}
+
+std::string padLeft(const std::string& s, size_t n) { return s.size() >= n ? s : std::string(n - s.size(), ' ') + s; }
+
+std::string shortName(std::string_view n, size_t max = 70) {
+    return n.size() <= max ? std::string(n) : std::string(n.substr(0, max - 3)) + "...";
+}
+
+/// Wraps `text` at `width` columns with `indent` spaces.
+void wrap(std::ostream& o, const std::string& text, size_t indent, size_t width = 96) {
+    std::istringstream words(text);
+    std::string word, line;
+    while (words >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > width - indent) {
+            o << std::string(indent, ' ') << line << "\n";
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) o << std::string(indent, ' ') << line << "\n";
+}
+
+void writeDevice(std::ostream& o, const DeviceMetrics& d) {
+    o << "GPU " << d.device << (d.name.empty() ? "" : "  " + d.name) << "\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "  utilisation %.1f%%   busy %s   idle %s   kernels %.1f%%", d.utilization * 100,
+                  formatDuration(d.busyNs).c_str(), formatDuration(d.idleNs).c_str(), d.kernelUtilization * 100);
+    o << line;
+    if (d.estSmEfficiency >= 0) std::snprintf(line, sizeof line, "   est. SM efficiency %.1f%%", d.estSmEfficiency * 100), o << line;
+    if (d.estAchievedOccupancy >= 0) std::snprintf(line, sizeof line, "   est. occupancy %.1f%%", d.estAchievedOccupancy), o << line;
+    o << "\n";
+    if (d.commNs > 0)
+        o << "  communication " << formatDuration(d.commNs) << ", overlapped with compute "
+          << pct(double(d.commOverlapNs) / double(d.commNs)) << "\n";
+    for (const auto& q : d.queues)
+        if (q.launched > 0) {
+            std::snprintf(line, sizeof line, "  stream %lld: %llu launches, mean queue depth %.2f\n",
+                          static_cast<long long>(q.stream), static_cast<unsigned long long>(q.launched), q.meanDepth);
+            o << line;
+        }
+    const IdleBreakdown& b = d.idle;
+    if (b.idleNs <= 0) return;
+    o << "\n  Why the GPU was idle (what the launching thread was doing):\n";
+    o << "    " << pad("cause", 24) << padLeft("time", 11) << padLeft("window", 9) << padLeft("idle", 9)
+      << padLeft("gaps", 8) << "  largest in one gap\n";
+    std::vector<size_t> order(kIdleCauseCount);
+    for (size_t k = 0; k < kIdleCauseCount; ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t c) { return b.causes[a].ns > b.causes[c].ns; });
+    for (size_t k : order) {
+        const CauseTotals& c = b.causes[k];
+        if (c.ns <= 0) continue;
+        const int64_t largest = c.largest.empty() ? 0 : c.largest.front().ns;
+        o << "    " << pad(std::string(idleCauseName(static_cast<IdleCause>(k))), 24)
+          << padLeft(formatDuration(c.ns), 11) << padLeft(pct(double(c.ns) / double(d.windowNs)), 9)
+          << padLeft(pct(double(c.ns) / double(b.idleNs)), 9) << padLeft(formatCount(c.gaps), 8) << "  "
+          << formatDuration(largest) << "\n";
+    }
+    o << "    explained " << pct(double(b.explainedNs()) / double(b.idleNs)) << " of idle time ("
+      << formatCount(b.gaps.size()) << " gaps)\n";
+}
+
+void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult& r) {
+    if (r.findings.empty()) {
+        o << "\nNo findings: nothing in this window costs measurable GPU time.\n";
+        return;
+    }
+    o << "\nFindings, largest estimated saving first:\n";
+    int n = 0;
+    for (const Finding& f : r.findings) {
+        ++n;
+        std::string sev(severityName(f.severity));
+        for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        o << "\n " << n << ". [" << sev << "] " << f.title << (f.device >= 0 ? "  (GPU " + std::to_string(f.device) + ")" : "")
+          << "\n";
+        o << "    saves up to " << formatDuration(f.savingNs) << " (" << pct(f.savingShare) << " of step time)"
+          << ", confidence " << static_cast<int>(f.confidence * 100) << "%, id " << f.id << "\n";
+        if (!f.ranges.empty()) {
+            const auto& first = f.ranges.front();
+            o << "    on the timeline: " << f.ranges.size() << " range" << (f.ranges.size() == 1 ? "" : "s")
+              << ", first at +" << formatDuration(first.start - r.window.startNs) << " (" << formatDuration(first.length())
+              << ")";
+            if (!f.evidence.empty())
+                o << "; e.g. `" << shortName(t.str(t.slices().name[f.evidence.front().index()]), 60) << "`";
+            o << "\n";
+        }
+        wrap(o, f.explanation, 4);
+        wrap(o, "Fix: " + f.fix, 4);
+        if (!f.snippet.empty()) {
+            std::istringstream lines(f.snippet);
+            std::string l;
+            while (std::getline(lines, l)) o << "        " << l << "\n";
+        }
+    }
+}
+
+void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r) {
+    const StatsTables& s = r.stats;
+    if (!s.kernels.empty()) {
+        o << "\nTop kernels:\n    " << padLeft("total", 11) << padLeft("count", 9) << padLeft("mean", 11) << "  name\n";
+        for (size_t i = 0; i < s.kernels.size() && i < 8; ++i) {
+            const auto& k = s.kernels[i];
+            o << "    " << padLeft(formatDuration(k.totalNs), 11) << padLeft(formatCount(k.count), 9)
+              << padLeft(formatDuration(k.totalNs / int64_t(k.count)), 11) << "  " << shortName(t.str(k.name)) << "\n";
+        }
+    }
+    if (!s.operators.empty()) {
+        o << "\nTop CPU operators by self time:\n    " << padLeft("self", 11) << padLeft("total", 11)
+          << padLeft("count", 9) << padLeft("GPU", 11) << "  name\n";
+        for (size_t i = 0; i < s.operators.size() && i < 8; ++i) {
+            const auto& k = s.operators[i];
+            o << "    " << padLeft(formatDuration(k.selfNs), 11) << padLeft(formatDuration(k.totalNs), 11)
+              << padLeft(formatCount(k.count), 9) << padLeft(formatDuration(k.gpuNs), 11) << "  "
+              << shortName(t.str(k.name)) << "\n";
+        }
+    }
+    if (!s.copies.empty()) {
+        o << "\nCopies:\n";
+        for (const auto& c : s.copies) {
+            char line[200];
+            std::snprintf(line, sizeof line, "    %-28s %6llu copies  %10s  %12s  %6.1f GB/s\n", c.kind.c_str(),
+                          static_cast<unsigned long long>(c.count), formatBytes(static_cast<uint64_t>(c.bytes)).c_str(),
+                          formatDuration(c.totalNs).c_str(), c.gbPerSecond);
+            o << line;
+        }
+    }
+}
+
+} // namespace
+
+void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisResult& r, const std::string& path) {
+    o << path << "\n";
+    o << "window: " << r.window.description << ", " << formatDuration(r.window.length());
+    if (r.stepTimes.count > 0) {
+        char line[200];
+        std::snprintf(line, sizeof line, "; %zu steps, mean %s (min %s, max %s, cv %.1f%%)", r.stepTimes.count,
+                      formatDuration(r.stepTimes.meanNs).c_str(), formatDuration(r.stepTimes.minNs).c_str(),
+                      formatDuration(r.stepTimes.maxNs).c_str(), r.stepTimes.cv * 100);
+        o << line;
+    }
+    o << "\n\n";
+    for (const auto& d : r.devices) {
+        writeDevice(o, d);
+        o << "\n";
+    }
+    for (const auto& n : r.notes) o << "note: " << n << "\n";
+    writeFindings(o, t, r);
+    writeTables(o, t, r);
+    if (r.hta.valid) {
+        o << "\nHolistic Trace Analysis-compatible (HTA's window and rules):\n";
+        o << "    temporal: idle " << formatDuration(r.hta.idleNs) << ", compute " << formatDuration(r.hta.computeNs)
+          << ", non-compute " << formatDuration(r.hta.nonComputeNs) << ", span " << formatDuration(r.hta.spanNs) << "\n";
+        for (const auto& s : r.hta.idleByStream)
+            o << "    stream " << s.stream << " idle: host wait " << formatDuration(s.hostWaitNs) << ", kernel wait "
+              << formatDuration(s.kernelWaitNs) << ", other " << formatDuration(s.otherNs) << "\n";
+    }
+    o << "\n";
+}
+
+} // namespace stallscope::cli

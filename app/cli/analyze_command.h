@@ -1,0 +1,35 @@
+#pragma once
+#include "stallscope/analysis/analysis.h"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace stallscope::cli {
+
+struct FailRule {
+    analysis::FindingKind kind;
+    double minPct = 0;  // of step time
+};
+
+struct AnalyzeOptions {
+    bool json = false;
+    unsigned threads = 0;
+    analysis::AnalysisOptions analysis;
+    std::vector<FailRule> failOn;
+    std::vector<std::string> paths;
+};
+
+/// Parses "KIND[:MIN_PCT],...". Returns false and sets `error` on a bad rule.
+bool parseFailOn(const std::string& text, std::vector<FailRule>& out, std::string& error);
+/// Parses all|steps|hta|STEP.
+bool parseWindow(const std::string& text, analysis::WindowSpec& out);
+
+/// `stallscope-cli analyze`: 0 ok, 1 unreadable input, 3 a --fail-on rule matched.
+int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err);
+
+/// Terminal rendering of one analysis.
+void writeAnalysisText(std::ostream& o, const model::Trace& t, const analysis::AnalysisResult& r,
+                       const std::string& path);
+
+} // namespace stallscope::cli
