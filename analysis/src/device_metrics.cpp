@@ -1,5 +1,6 @@
 #include "device_metrics.h"
 
+#include "stallscope/analysis/gpu_metrics.h"
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
@@ -56,39 +57,6 @@ RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, c
 
 namespace {
 
-/// TensorBoard plugin: time-weighted min(sum of blocks per SM of running kernels, 1).
-double smEfficiency(const Context& c, const DeviceActivity& d) {
-    const SliceTable& s = c.trace.slices();
-    struct Ep {
-        int64_t t;
-        int type;  // 0 start, 1 end (starts first at equal times)
-        double v;
-    };
-    std::vector<Ep> eps;
-    for (uint32_t w : d.work) {
-        if (s.kind[w] != EventKind::Kernel) continue;
-        const float b = SliceExtra::blocksPerSm(s.extra[w]);
-        if (!(b > 0)) continue;
-        eps.push_back({s.start[w], 0, b});
-        eps.push_back({s.start[w] + s.dur[w], 1, b});
-    }
-    if (eps.empty()) return -1;
-    std::sort(eps.begin(), eps.end(), [](const Ep& a, const Ep& b) { return a.t != b.t ? a.t < b.t : a.type < b.type; });
-    const int64_t lo = c.window.startNs, hi = c.window.endNs;
-    double weighted = 0, value = eps[0].v;
-    int64_t last = eps[0].t;
-    for (size_t i = 1; i < eps.size(); ++i) {
-        const Ep& e = eps[i];
-        if (e.t > last && value > 1e-12) {
-            const int64_t a = std::max(last, lo), b = std::min(e.t, hi);
-            if (b > a) weighted += std::min(value, 1.0) * static_cast<double>(b - a);
-        }
-        last = e.t;
-        value += e.type == 0 ? e.v : -e.v;
-    }
-    return hi > lo ? weighted / static_cast<double>(hi - lo) : -1;
-}
-
 double achievedOccupancy(const Context& c, const DeviceActivity& d) {
     const SliceTable& s = c.trace.slices();
     double sum = 0, time = 0;
@@ -121,7 +89,8 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     m.idleNs = m.windowNs - m.busyNs;
     m.utilization = m.windowNs > 0 ? double(m.busyNs) / double(m.windowNs) : 0;
     m.kernelUtilization = m.windowNs > 0 ? double(m.kernelBusyNs) / double(m.windowNs) : 0;
-    m.estSmEfficiency = smEfficiency(c, d);
+    const auto sm = smEfficiencyRanges(c.trace, d.device);
+    m.estSmEfficiency = sm.empty() ? -1 : weightedMean(sm, lo, hi);
     m.estAchievedOccupancy = achievedOccupancy(c, d);
 
     // Work by role, and launch queues per stream.
@@ -162,10 +131,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
 
     // Utilisation over time.
     m.utilizationBucketNs = std::max<int64_t>(1, c.options.utilizationBucketNs);
-    for (int64_t b = lo; b < hi; b += m.utilizationBucketNs) {
-        const int64_t e = std::min(hi, b + m.utilizationBucketNs);
-        m.utilizationSeries.push_back(double(lengthWithin(d.busy, b, e)) / double(e - b));
-    }
+    m.utilizationSeries = bucketize(d.busy, lo, hi, m.utilizationBucketNs, false);
 
     for (size_t i = 0; i < tiles.size(); ++i) {
         StepMetrics st;

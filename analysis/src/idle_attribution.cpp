@@ -54,7 +54,7 @@ private:
             rec.launch = m_c.trace.launchOf(rec.endingWork);
         }
         m_leading = isLeadingGap(g, it);
-        if (rec.launch.valid() && m_s.start[rec.launch.index()] <= g.start) {
+        if (rec.launch.valid() && m_s.start[rec.launch.index()] < g.start) {
             // Launched in time, yet not running: a dependency on the GPU side.
             charge(g.start, g.end, IdleCause::GpuDependency, SliceId());
         } else {
@@ -123,7 +123,9 @@ private:
             }
             const uint32_t top = m_stack.back();
             const int64_t e = std::min(m_s.start[top] + m_s.dur[top], to);
-            const IdleCause cause = classify(top);
+            IdleCause cause = classify(top);
+            // Untraced time right after a synchronising call belongs to the sync.
+            if (cause == IdleCause::HostUntraced && m_afterSync) cause = IdleCause::HostSync;
             charge(cur, e, cause, SliceId(top));
             m_afterSync = cause == IdleCause::HostSync;
             cur = e;
@@ -187,7 +189,18 @@ private:
             if (names::isOptimizer(n)) return IdleCause::OptimizerCpu;
             if (names::isIoLoggingCheckpoint(n)) return IdleCause::IoLoggingCheckpoint;
         }
-        return m_c.launchesGpu[innermost] ? IdleCause::LaunchOverhead : IdleCause::CpuCompute;
+        // No specific rule: a user range (or the step range itself) with nothing inside is
+        // untraced Python; an operator that dispatches GPU work is dispatch overhead;
+        // anything else is CPU work.
+        const EventKind k = m_s.kind[innermost];
+        const std::string_view n = m_c.trace.str(m_s.name[innermost]);
+        if (k == EventKind::UserAnnotation || names::isProfilerStep(n)) return IdleCause::HostUntraced;
+        for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
+            const uint32_t i = a.index();
+            if (m_s.kind[i] != EventKind::CpuOp || names::isProfilerStep(m_c.trace.str(m_s.name[i]))) continue;
+            return m_c.launchesGpu[i] ? IdleCause::LaunchOverhead : IdleCause::CpuCompute;
+        }
+        return IdleCause::CpuCompute;
     }
 
     const Context& m_c;

@@ -1,0 +1,261 @@
+// Every detector: a trace that must trigger it and a near miss that must not.
+#include "trace_text.h"
+
+#include "stallscope/analysis/analysis.h"
+
+#include <QTest>
+
+#include <functional>
+
+using namespace stallscope;
+using namespace stallscope::analysis;
+using test::TraceText;
+
+namespace {
+
+constexpr int64_t us = 1000;
+
+const Finding* find(const AnalysisResult& r, FindingKind k) {
+    for (const auto& f : r.findings)
+        if (f.kind == k) return &f;
+    return nullptr;
+}
+
+AnalysisResult run(const TraceText& t, int cc = 8, int64_t mem = 40'000'000'000) {
+    auto trace = t.load(cc, mem);
+    if (!trace) return {};
+    return analyze(*trace);
+}
+
+/// Steps whose GPU phase is `busyUs` of kernels after `hostUs` of `hostWork`.
+TraceText stepsWith(const std::function<void(TraceText&, int64_t)>& hostWork, int64_t hostUs, int64_t busyUs,
+                    int steps = 4) {
+    TraceText t;
+    for (int s = 0; s < steps; ++s) {
+        const int64_t b = s * (hostUs + busyUs + 20);
+        t.step(s, b, hostUs + busyUs + 20);
+        hostWork(t, b);
+        t.launch("k_compute", b + hostUs, 5, b + hostUs + 10, busyUs);
+    }
+    return t;
+}
+
+} // namespace
+
+class TestDetectors : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void dataLoading() {
+        auto loader = [](TraceText& t, int64_t b) {
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
+        };
+        const auto hit = run(stepsWith(loader, 400, 600));
+        const Finding* f = find(hit, FindingKind::DataLoading);
+        QVERIFY(f);
+        QCOMPARE(f->savingNs, 4 * 400 * us);
+        QCOMPARE(hit.findings.front().kind, FindingKind::DataLoading);  // the largest saving comes first
+        QVERIFY(f->explanation.find("num_workers=0") != std::string::npos);
+        QVERIFY(!f->evidence.empty() && !f->ranges.empty() && !f->snippet.empty());
+        QCOMPARE(f->severity, FindingSeverity::High);
+        // Near miss: 4% of step time is under the 5% threshold.
+        auto little = [](TraceText& t, int64_t b) {
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 40);
+        };
+        QVERIFY(!find(run(stepsWith(little, 40, 940)), FindingKind::DataLoading));
+    }
+
+    void blockingH2dCopy() {
+        auto pageable = [](TraceText& t, int64_t b) {
+            const int c = t.nextCorrelation();
+            t.runtime("cudaMemcpyAsync", b, 200, c);
+            t.memcpy("Memcpy HtoD (Pageable -> Device)", b + 150, 50, c, 8 << 20);
+        };
+        const Finding* f = find(run(stepsWith(pageable, 220, 800)), FindingKind::BlockingH2dCopy);
+        QVERIFY(f);
+        QVERIFY(f->savingNs >= 4 * 50 * us);
+        auto pinned = [](TraceText& t, int64_t b) {
+            const int c = t.nextCorrelation();
+            t.runtime("cudaMemcpyAsync", b, 10, c);
+            t.memcpy("Memcpy HtoD (Pinned -> Device)", b + 20, 50, c, 8 << 20);
+        };
+        QVERIFY(!find(run(stepsWith(pinned, 220, 800)), FindingKind::BlockingH2dCopy));
+    }
+
+    void hostSync() {
+        // Each step waits for the GPU, then does 300 us of host work the GPU then waits for.
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            t.step(s, b, 1000);
+            t.cpu("aten::mul", b, 300);
+            t.launch("k", b + 300, 5, b + 310, 600);
+            t.cpu("aten::item", b + 320, 600);
+            t.cpu("aten::_local_scalar_dense", b + 320, 600);
+        }
+        const Finding* f = find(run(t), FindingKind::HostSync);
+        QVERIFY(f);
+        QVERIFY(f->title.find("1 time") != std::string::npos);
+        QVERIFY(f->savingNs > 0);
+        // Near miss: the sync returns at once and the next kernel follows immediately.
+        TraceText n;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            n.step(s, b, 1000);
+            n.launch("k", b, 5, b + 10, 985);
+            n.cpu("aten::item", b + 996, 1);
+        }
+        QVERIFY(!find(run(n), FindingKind::HostSync));
+    }
+
+    void launchBound() {
+        TraceText t;
+        t.step(1, 0, 2000);
+        for (int i = 0; i < 100; ++i) t.launch("tiny_elementwise", i * 20, 15, i * 20 + 16, 3);
+        const Finding* f = find(run(t), FindingKind::LaunchBound);
+        QVERIFY(f);
+        QVERIFY(f->savingNs > 500 * us);
+        // Near miss: long kernels, the CPU runs ahead (queue builds up).
+        TraceText n;
+        n.step(1, 0, 6000);
+        for (int i = 0; i < 100; ++i) n.launch("big_kernel", i * 10, 5, 20 + i * 55, 55);
+        QVERIFY(!find(run(n), FindingKind::LaunchBound));
+    }
+
+    void smallBatch() {
+        auto make = [](double blocks, double occupancy) {
+            TraceText t;
+            t.step(1, 0, 4000);
+            for (int i = 0; i < 100; ++i) {
+                const int c = t.nextCorrelation();
+                t.runtime("cudaLaunchKernel", i * 40, 30, c);
+                t.kernel("volta_sgemm_32x32_sliced1x4_nn", i * 40 + 32, 6, c, 7, 0, blocks, occupancy);
+            }
+            return t;
+        };
+        QVERIFY(find(run(make(0.1, 10)), FindingKind::SmallBatch));
+        QVERIFY(!find(run(make(4.0, 60)), FindingKind::SmallBatch));
+    }
+
+    void noTensorCores() {
+        auto make = [](const char* name) {
+            TraceText t;
+            t.step(1, 0, 1000);
+            t.launch(name, 0, 5, 10, 800);
+            return t;
+        };
+        const Finding* f = find(run(make("volta_sgemm_128x64_nn"), 7), FindingKind::NoTensorCores);
+        QVERIFY(f);
+        QCOMPARE(f->savingNs, 400 * us);
+        QVERIFY(!find(run(make("volta_h884gemm_128x64_nn"), 7), FindingKind::NoTensorCores));
+        QVERIFY(!find(run(make("maxwell_sgemm_128x64_nn"), 6), FindingKind::NoTensorCores));  // no Tensor Cores
+    }
+
+    void lightModel() {
+        TraceText t;
+        t.step(1, 0, 3000);
+        for (int i = 0; i < 20; ++i) {
+            t.cpu("aten::add", i * 150, 140);
+            t.launch("vectorized_elementwise_kernel", i * 150 + 100, 20, i * 150 + 125, 10);
+        }
+        QVERIFY(find(run(t), FindingKind::LightModel));
+        TraceText n;
+        n.step(1, 0, 1000);
+        n.cpu("aten::add", 0, 50);
+        n.launch("k", 10, 5, 20, 950);
+        QVERIFY(!find(run(n), FindingKind::LightModel));
+    }
+
+    void loggingCheckpoint() {
+        auto save = [](TraceText& t, int64_t b) { t.python("torch/serialization.py(380): save", b, 200); };
+        const Finding* f = find(run(stepsWith(save, 200, 800)), FindingKind::LoggingCheckpoint);
+        QVERIFY(f);
+        QCOMPARE(f->savingNs, 4 * 200 * us);
+        // Near miss: the save runs while the GPU is busy.
+        TraceText n;
+        n.step(1, 0, 1000);
+        n.launch("k", 0, 5, 10, 990);
+        n.python("torch/serialization.py(380): save", 100, 500);
+        QVERIFY(!find(run(n), FindingKind::LoggingCheckpoint));
+    }
+
+    void gpuNotUsed() {
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.cpu("aten::mm", 10, 900);
+        const auto r = run(t, -1);
+        const Finding* f = find(r, FindingKind::GpuNotUsed);
+        QVERIFY(f);
+        QCOMPARE(f->severity, FindingSeverity::High);
+        QVERIFY(f->explanation.find("CPU-only") != std::string::npos);
+        TraceText n;
+        n.step(1, 0, 1000);
+        n.launch("k", 10, 5, 20, 900);
+        QVERIFY(!find(run(n), FindingKind::GpuNotUsed));
+    }
+
+    void commExposed() {
+        auto make = [](bool overlap) {
+            TraceText t;
+            t.step(1, 0, 1000);
+            t.launch("ncclKernel_AllReduce_RING_LL_Sum_float", 0, 5, 10, 300, 9);
+            t.launch("compute", 6, 5, overlap ? 10 : 400, 300, 7);
+            return t;
+        };
+        const Finding* f = find(run(make(false)), FindingKind::CommExposed);
+        QVERIFY(f);
+        QCOMPARE(f->savingNs, 300 * us);
+        QVERIFY(!find(run(make(true)), FindingKind::CommExposed));
+    }
+
+    void memoryPressure() {
+        auto make = [](int64_t reserved) {
+            TraceText t;
+            t.step(1, 0, 1000);
+            t.launch("k", 0, 5, 10, 900);
+            t.memory(500, reserved);
+            return t;
+        };
+        QVERIFY(find(run(make(38'000'000'000), 8, 40'000'000'000), FindingKind::MemoryPressure));
+        QVERIFY(!find(run(make(20'000'000'000), 8, 40'000'000'000), FindingKind::MemoryPressure));
+    }
+
+    void hostBoundAndLowUtilization() {
+        auto cpuWork = [](TraceText& t, int64_t b) { t.cpu("aten::nonzero", b, 300); };
+        const auto r = run(stepsWith(cpuWork, 300, 700));
+        const Finding* f = find(r, FindingKind::HostBound);
+        QVERIFY(f);
+        QCOMPARE(f->waitedFor.at(0).first, std::string("aten::nonzero"));
+        auto little = [](TraceText& t, int64_t b) { t.cpu("aten::nonzero", b, 30); };
+        QVERIFY(!find(run(stepsWith(little, 30, 970)), FindingKind::HostBound));
+        // Idle that no specific finding explains (work waiting on the GPU side) -> low_utilization.
+        TraceText u;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            u.step(s, b, 1000);
+            u.launch("k_a", b, 5, b + 10, 90, 7);
+            u.launch("k_waits", b + 20, 5, b + 700, 290, 8);
+        }
+        const auto lu = run(u);
+        const Finding* low = find(lu, FindingKind::LowUtilization);
+        QVERIFY(low);
+        QVERIFY(low->explanation.find("gpu_dependency") != std::string::npos);
+        QVERIFY(!find(run(stepsWith(little, 30, 970)), FindingKind::LowUtilization));
+    }
+
+    void findingsAreOrderedAndBounded() {
+        auto loader = [](TraceText& t, int64_t b) {
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
+            t.python("torch/serialization.py(380): save", b + 400, 100);
+        };
+        const auto r = run(stepsWith(loader, 500, 500));
+        QVERIFY(r.findings.size() >= 2);
+        for (size_t i = 1; i < r.findings.size(); ++i) QVERIFY(r.findings[i - 1].savingNs >= r.findings[i].savingNs);
+        for (const auto& f : r.findings) {
+            QVERIFY(f.savingNs <= r.window.length());
+            for (const auto& rg : f.ranges) QVERIFY(rg.start >= r.window.startNs && rg.end <= r.window.endNs);
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDetectors)
+#include "test_detectors.moc"
