@@ -16,6 +16,28 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     markLaunchers();
 }
 
+uint16_t Context::nameClass(uint32_t slice) const {
+    const StringId id = trace.slices().name[slice];
+    if (m_nameClass.size() <= id.index()) m_nameClass.resize(trace.strings().size(), 0);
+    uint16_t& c = m_nameClass[id.index()];
+    if (c & kNcKnown) return c;
+    const std::string_view n = trace.str(id);
+    c = kNcKnown;
+    if (names::isDataLoader(n)) c |= kNcDataLoader;
+    if (names::isInputPreparation(n)) c |= kNcInputPrep;
+    if (names::isOptimizer(n)) c |= kNcOptimizer;
+    if (names::isIoLoggingCheckpoint(n)) c |= kNcIo;
+    if (names::isSyncCall(n)) c |= kNcSync;
+    if (names::isSyncCopyCall(n)) c |= kNcSyncCopy;
+    if (names::isCopyCall(n)) c |= kNcCopy;
+    if (names::isLaunchCall(n)) c |= kNcLaunch;
+    if (names::isCommunicationKernel(n)) c |= kNcComm;
+    if (names::isGemmOrConvKernel(n)) c |= kNcGemm;
+    if (names::isTensorCoreKernel(n)) c |= kNcTensorCore;
+    if (names::isProfilerStep(n)) c |= kNcProfilerStep;
+    return c;
+}
+
 int32_t Context::deviceOf(uint32_t slice) const {
     const TrackInfo& tr = trace.track(trace.slices().track[slice]);
     if (tr.kind != TrackKind::GpuStream) return -1;
@@ -54,12 +76,14 @@ void Context::collectDevices() {
         });
         Intervals all, kernels;
         all.reserve(d.work.size());
+        d.launch.reserve(d.work.size());
         std::map<uint32_t, size_t> launchesPerThread;
         for (uint32_t w : d.work) {
             const Interval iv{s.start[w], s.start[w] + s.dur[w]};
             all.push_back(iv);
             if (s.kind[w] == EventKind::Kernel) kernels.push_back(iv);
             const SliceId l = trace.launchOf(SliceId(w));
+            d.launch.push_back(l);
             if (l.valid()) ++launchesPerThread[s.track[l.index()].value];
         }
         d.busy = mergeIntervals(std::move(all));

@@ -9,9 +9,27 @@ namespace stallscope::analysis::detail {
 using model::SliceId;
 using model::TrackId;
 
+/// Name rules (name_rules.h) evaluated once per distinct name.
+enum NameClass : uint16_t {
+    kNcDataLoader = 1u << 0,
+    kNcInputPrep = 1u << 1,
+    kNcOptimizer = 1u << 2,
+    kNcIo = 1u << 3,
+    kNcSync = 1u << 4,
+    kNcSyncCopy = 1u << 5,
+    kNcCopy = 1u << 6,
+    kNcLaunch = 1u << 7,
+    kNcComm = 1u << 8,
+    kNcGemm = 1u << 9,
+    kNcTensorCore = 1u << 10,
+    kNcProfilerStep = 1u << 11,
+    kNcKnown = 1u << 15,
+};
+
 struct DeviceActivity {
     int32_t device = -1;
     std::vector<uint32_t> work;        // GPU work slices (kernels, copies, memsets), by start
+    std::vector<SliceId> launch;       // the launch call of each work slice (same order)
     Intervals busy;                    // merged union of all work
     Intervals kernelBusy;              // merged union of kernels
     std::vector<TrackId> streams;
@@ -33,6 +51,9 @@ public:
     [[nodiscard]] std::string_view name(uint32_t slice) const {
         return trace.str(trace.slices().name[slice]);
     }
+    /// Name classes of a slice's name (cached per distinct name).
+    [[nodiscard]] uint16_t nameClass(uint32_t slice) const;
+    [[nodiscard]] bool is(uint32_t slice, NameClass c) const { return (nameClass(slice) & c) != 0; }
     [[nodiscard]] int64_t start(uint32_t s) const { return trace.slices().start[s]; }
     [[nodiscard]] int64_t end(uint32_t s) const { return trace.slices().start[s] + trace.slices().dur[s]; }
     [[nodiscard]] model::EventKind kind(uint32_t s) const { return trace.slices().kind[s]; }
@@ -44,6 +65,7 @@ public:
     [[nodiscard]] int64_t windowLength() const { return window.length(); }
 
 private:
+    mutable std::vector<uint16_t> m_nameClass;  // by StringId
     void collectDevices();
     void findSteps();
     void resolveWindow();

@@ -32,7 +32,8 @@ std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int
     std::vector<KernelView> out;
     auto it = std::lower_bound(d.work.begin(), d.work.end(), lo, [&s](uint32_t w, int64_t v) { return s.start[w] < v; });
     for (; it != d.work.end() && s.start[*it] < hi; ++it)
-        if (s.kind[*it] == EventKind::Kernel) out.push_back({*it, c.trace.launchOf(SliceId(*it))});
+        if (s.kind[*it] == EventKind::Kernel)
+            out.push_back({*it, d.launch[static_cast<size_t>(it - d.work.begin())]});
     return out;
 }
 } // namespace
@@ -123,7 +124,7 @@ void detectSmallBatch(const DetectorInput& in, Findings& out) {
         double gemmNs = 0, gemmBlocks = 0, gemmBlockWeight = 0, gemmOcc = 0, gemmOccWeight = 0, wasted = 0;
         for (const KernelView& k : ks) {
             durs.push_back(s.dur[k.slice]);
-            if (!names::isGemmOrConvKernel(c.name(k.slice))) continue;
+            if (!c.is(k.slice, kNcGemm)) continue;
             const double dur = double(s.dur[k.slice]);
             gemmNs += dur;
             const float b = SliceExtra::blocksPerSm(s.extra[k.slice]);
@@ -146,7 +147,7 @@ void detectSmallBatch(const DetectorInput& in, Findings& out) {
         Finding f = makeFinding(c, FindingKind::SmallBatch, dev.device, saving);
         std::vector<SliceId> gemms;
         for (const KernelView& k : ks)
-            if (names::isGemmOrConvKernel(c.name(k.slice)) && gemms.size() < 20) gemms.push_back(SliceId(k.slice));
+            if (c.is(k.slice, kNcGemm) && gemms.size() < 20) gemms.push_back(SliceId(k.slice));
         f.evidence = gemms;
         for (SliceId g : gemms) f.ranges.push_back({s.start[g.index()], s.start[g.index()] + s.dur[g.index()]});
         f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
@@ -182,10 +183,9 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
         int64_t gemm = 0, tc = 0;
         std::vector<SliceId> evidence;
         for (const KernelView& k : kernelsIn(c, dev, c.window.startNs, c.window.endNs)) {
-            const std::string_view n = c.name(k.slice);
-            if (!names::isGemmOrConvKernel(n)) continue;
+            if (!c.is(k.slice, kNcGemm)) continue;
             gemm += s.dur[k.slice];
-            if (names::isTensorCoreKernel(n)) tc += s.dur[k.slice];
+            if (c.is(k.slice, kNcTensorCore)) tc += s.dur[k.slice];
             else if (evidence.size() < 30) evidence.push_back(SliceId(k.slice));
         }
         if (double(gemm) < c.options.thresholds.noTensorCoresMinGemmShare * double(d->busyNs) || tc * 20 > gemm) continue;
@@ -250,7 +250,7 @@ void detectCommExposed(const DetectorInput& in, Findings& out) {
         if (double(exposed) < c.options.thresholds.commExposedMinShare * double(c.window.length())) continue;
         Finding f = makeFinding(c, FindingKind::CommExposed, dev.device, exposed);
         for (const KernelView& k : kernelsIn(c, dev, c.window.startNs, c.window.endNs))
-            if (names::isCommunicationKernel(c.name(k.slice))) {
+            if (c.is(k.slice, kNcComm)) {
                 if (f.evidence.size() < 30) f.evidence.push_back(SliceId(k.slice));
                 f.ranges.push_back({s.start[k.slice], s.start[k.slice] + s.dur[k.slice]});
             }

@@ -22,7 +22,7 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
         const int64_t ns = causeNs(d, IdleCause::DataLoading);
         if (double(ns) < c.options.thresholds.dataLoadingMinShare * double(c.window.length()) || ns <= 0) continue;
         Finding f = makeFinding(c, FindingKind::DataLoading, d.device, ns);
-        const auto loaders = findSlices(c, [&](uint32_t i) { return names::isDataLoader(c.name(i)); }, 50);
+        const auto loaders = findSlices(c, [&](uint32_t i) { return c.is(i, kNcDataLoader); }, 50);
         bool singleProcess = false;
         for (SliceId s : loaders) singleProcess |= c.name(s.index()).find("SingleProcess") != std::string_view::npos;
         f.evidence = loaders;
@@ -65,7 +65,7 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
             const CopyInfo ci = parseCopyName(c.trace.str(s.name[w]));
             if (ci.direction != CopyDirection::HtoD) continue;
             const SliceId l = c.trace.launchOf(SliceId(w));
-            const bool syncCall = l.valid() && names::isSyncCopyCall(c.name(l.index()));
+            const bool syncCall = l.valid() && c.is(l.index(), kNcSyncCopy);
             const int64_t b = s.extra[w] == SliceExtra::kNone ? 0 : static_cast<int64_t>(s.extra[w]);
             if (ci.src != MemoryKind::Pageable && !(syncCall && b > c.options.thresholds.syncCopyMinBytes)) continue;
             copies.push_back(SliceId(w));
@@ -115,9 +115,9 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
     const SliceTable& s = c.trace.slices();
     // Outermost synchronising calls inside steps.
     auto isSync = [&](uint32_t i) {
-        if (!names::isSyncCall(c.name(i)) || s.kind[i] == EventKind::CudaSync) return false;
+        if (!c.is(i, kNcSync) || s.kind[i] == EventKind::CudaSync) return false;
         for (SliceId p = s.parent[i]; p.valid(); p = s.parent[p.index()])
-            if (names::isSyncCall(c.name(p.index()))) return false;
+            if (c.is(p.index(), kNcSync)) return false;
         return c.steps.empty() || c.stepAt(s.start[i]) != nullptr;
     };
     const auto syncs = findSlices(c, isSync, SIZE_MAX);
@@ -182,7 +182,7 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
         Finding f = makeFinding(c, FindingKind::LoggingCheckpoint, d.device, ns);
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::IoLoggingCheckpoint)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::IoLoggingCheckpoint)], 5);
-        f.evidence = findSlices(c, [&](uint32_t i) { return names::isIoLoggingCheckpoint(c.name(i)); }, 40);
+        f.evidence = findSlices(c, [&](uint32_t i) { return c.is(i, kNcIo); }, 40);
         // Periodic long steps: steps much longer than the median, with I/O in them.
         std::vector<int64_t> durs;
         for (const auto& st : d.steps) durs.push_back(st.endNs - st.startNs);
@@ -219,6 +219,7 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
 
 void detectHostBound(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
+    const SliceTable& s = c.trace.slices();
     for (const DeviceMetrics& d : in.result.devices) {
         const int64_t ns = causeNs(d, IdleCause::CpuCompute) + causeNs(d, IdleCause::OptimizerCpu) +
                            causeNs(d, IdleCause::HostUntraced);
@@ -228,16 +229,23 @@ void detectHostBound(const DetectorInput& in, Findings& out) {
         for (IdleCause k : {IdleCause::CpuCompute, IdleCause::OptimizerCpu})
             for (const auto& [id, t] : d.idle.waitedFor[idx(k)]) merged[id] += t;
         f.waitedFor = topWaitedFor(c, merged, 6);
+        std::vector<std::pair<int64_t, StringId>> byTime;
+        for (const auto& [id, t] : merged) byTime.emplace_back(t, id);
+        std::sort(byTime.rbegin(), byTime.rend());
+        if (byTime.size() > 6) byTime.resize(6);
         const int64_t untraced = causeNs(d, IdleCause::HostUntraced);
         Intervals ranges = d.idle.intervals[idx(IdleCause::CpuCompute)];
         for (IdleCause k : {IdleCause::OptimizerCpu, IdleCause::HostUntraced})
             ranges.insert(ranges.end(), d.idle.intervals[idx(k)].begin(), d.idle.intervals[idx(k)].end());
         f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
-        for (const auto& [name, t] : f.waitedFor) {
-            (void)t;
-            const auto ev = findSlices(c, [&](uint32_t i) { return c.name(i) == name; }, 3);
-            f.evidence.insert(f.evidence.end(), ev.begin(), ev.end());
-        }
+        const auto ev = findSlices(
+            c, [&](uint32_t i) {
+                for (const auto& [t, id] : byTime)
+                    if (s.name[i] == id) return true;
+                return false;
+            },
+            18);
+        f.evidence.insert(f.evidence.end(), ev.begin(), ev.end());
         f.title = "The GPU waits for CPU work";
         f.explanation = "The GPU was idle " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
                         " of step time) waiting for the CPU. " +

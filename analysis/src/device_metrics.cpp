@@ -13,23 +13,27 @@ using namespace model;
 
 CpuActivity collectCpuActivity(const Context& c) {
     const SliceTable& s = c.trace.slices();
-    Intervals runtime, loader, cpu;
+    CpuActivity out;
     const int64_t lo = c.window.startNs, hi = c.window.endNs;
     for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
         const TrackInfo& tr = c.trace.tracks()[ti];
         if (tr.kind != TrackKind::CpuThread) continue;
-        const TrackId t(ti);
-        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(t, lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
+        // One thread's slices come in start order: merge per thread, then unite threads.
+        Intervals runtime, loader, cpu;
+        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             const Interval iv{s.start[i], s.start[i] + s.dur[i]};
             if (iv.end <= lo) continue;
-            const std::string_view n = c.trace.str(s.name[i]);
-            if (names::isProfilerStep(n)) continue;
+            const uint16_t nc = c.nameClass(i);
+            if (nc & kNcProfilerStep) continue;
             if (isLaunchSide(s.kind[i])) runtime.push_back(iv);
-            if (names::isDataLoader(n)) loader.push_back(iv);
+            if (nc & kNcDataLoader) loader.push_back(iv);
             cpu.push_back(iv);
         }
+        out.runtime = unite(out.runtime, mergeIntervals(std::move(runtime)));
+        out.dataLoader = unite(out.dataLoader, mergeIntervals(std::move(loader)));
+        out.cpu = unite(out.cpu, mergeIntervals(std::move(cpu)));
     }
-    return {mergeIntervals(std::move(runtime)), mergeIntervals(std::move(loader)), mergeIntervals(std::move(cpu))};
+    return out;
 }
 
 RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
@@ -41,9 +45,7 @@ RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, c
     auto add = [&](const Intervals& role, int64_t& out) {
         const Intervals mine = subtract(clip(role, lo, hi), covered);
         out = totalLength(mine);
-        Intervals both = covered;
-        both.insert(both.end(), mine.begin(), mine.end());
-        covered = mergeIntervals(std::move(both));
+        covered = unite(covered, mine);
     };
     add(memcpy, r.memcpy);
     add(memset, r.memset);
@@ -96,11 +98,12 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     // Work by role, and launch queues per stream.
     Intervals compute, comm, memcpy, memset;
     std::map<int64_t, StreamQueue> queues;
-    for (uint32_t w : d.work) {
+    for (size_t wi = 0; wi < d.work.size(); ++wi) {
+        const uint32_t w = d.work[wi];
         const Interval iv{s.start[w], s.start[w] + s.dur[w]};
         const EventKind k = s.kind[w];
         if (k == EventKind::Kernel) {
-            (names::isCommunicationKernel(c.trace.str(s.name[w])) ? comm : compute).push_back(iv);
+            (c.is(w, kNcComm) ? comm : compute).push_back(iv);
         } else if (k == EventKind::Memcpy) {
             memcpy.push_back(iv);
         } else {
@@ -111,7 +114,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         StreamQueue& q = queues[stream];
         q.stream = stream;
         ++q.launched;
-        const SliceId l = c.trace.launchOf(SliceId(w));
+        const SliceId l = d.launch[wi];
         if (l.valid()) {
             const int64_t queuedFrom = std::max(s.start[l.index()] + s.dur[l.index()], lo);
             if (iv.start > queuedFrom) q.meanDepth += static_cast<double>(iv.start - queuedFrom);

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_set>
 
 namespace stallscope::analysis::detail {
 
@@ -37,9 +36,10 @@ HtaBreakdown computeHta(const Context& c) {
     const SliceTable& s = t.slices();
     HtaBreakdown out;
     auto stream = [&](uint32_t i) { return t.track(s.track[i]).key.number; };
+    const StringId traceCategory = t.strings().find("Trace");
     auto included = [&](uint32_t i) {
         // HTA reads X events with a duration whose category is not "Trace".
-        return !(s.flags[i] & kSliceFromBeginEnd) && t.str(s.category[i]) != "Trace";
+        return !(s.flags[i] & kSliceFromBeginEnd) && s.category[i] != traceCategory;
     };
     auto isGpuEvent = [&](uint32_t i) {
         const EventKind k = s.kind[i];
@@ -61,21 +61,25 @@ HtaBreakdown computeHta(const Context& c) {
     std::set<int64_t> stepNumbers;
     int64_t lastStepStart = INT64_MIN;
     for (uint32_t i = 0; i < s.size(); ++i) {
+        if (!c.is(i, kNcProfilerStep) || !included(i)) continue;
         const int64_t n = names::profilerStepNumber(t.str(s.name[i]));
-        if (n < 0 || !included(i)) continue;
         stepNumbers.insert(n);
         lastStepStart = std::max(lastStepStart, s.start[i]);
     }
     const bool cut = stepNumbers.size() >= 2;
-    std::unordered_set<uint32_t> keptCorrelations;
-    for (uint32_t i = 0; i < s.size(); ++i) {
-        if (!included(i) || isGpuEvent(i) || s.correlation[i] == SliceTable::kNoCorrelation) continue;
-        if (!cut || s.start[i] < lastStepStart) keptCorrelations.insert(s.correlation[i]);
-    }
+    // A GPU event is kept when a kept CPU event (the runtime/driver call) has its correlation.
+    auto launchedBeforeCut = [&](uint32_t i) {
+        if (s.correlation[i] == SliceTable::kNoCorrelation) return false;
+        auto it = std::lower_bound(t.launchIndex().begin(), t.launchIndex().end(),
+                                   CorrelationEntry{s.correlation[i], SliceId(0)});
+        for (; it != t.launchIndex().end() && it->correlation == s.correlation[i]; ++it)
+            if (included(it->slice.index()) && s.start[it->slice.index()] < lastStepStart) return true;
+        return false;
+    };
     std::vector<uint32_t> gpu;
     for (uint32_t i = 0; i < s.size(); ++i) {
         if (!included(i) || !isGpuEvent(i) || !onDevice(i)) continue;
-        if (cut && !keptCorrelations.count(s.correlation[i])) continue;
+        if (cut && !launchedBeforeCut(i)) continue;
         gpu.push_back(i);
     }
     if (gpu.empty()) return out;

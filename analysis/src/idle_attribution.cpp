@@ -4,7 +4,6 @@
 #include "stallscope/model/copy_kind.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 namespace stallscope::analysis::detail {
 
@@ -51,7 +50,7 @@ private:
         const bool ended = g.end < m_c.window.endNs && it != m_d.work.end() && m_s.start[*it] == g.end;
         if (ended) {
             rec.endingWork = SliceId(*it);
-            rec.launch = m_c.trace.launchOf(rec.endingWork);
+            rec.launch = m_d.launch[static_cast<size_t>(it - m_d.work.begin())];
         }
         m_leading = isLeadingGap(g, it);
         if (rec.launch.valid() && m_s.start[rec.launch.index()] < g.start) {
@@ -91,7 +90,7 @@ private:
         if (!st) return false;
         if (endingIt == m_d.work.begin()) return true;
         const uint32_t prev = *(endingIt - 1);
-        const SliceId l = m_c.trace.launchOf(SliceId(prev));
+        const SliceId l = m_d.launch[static_cast<size_t>(endingIt - m_d.work.begin()) - 1];
         const int64_t t = l.valid() ? m_s.start[l.index()] : m_s.start[prev];
         return t < st->startNs;
     }
@@ -99,9 +98,17 @@ private:
     void chargeThread(TrackId thread, int64_t lo, int64_t hi) {
         // Sweep the thread's slices overlapping [lo, hi) and charge each elementary
         // segment to the innermost slice covering it.
-        const uint32_t first = m_c.trace.firstSliceEndingAtOrAfter(thread, lo);
-        const uint32_t last = m_c.trace.track(thread).sliceEnd;
+        const model::TrackInfo& tr = m_c.trace.track(thread);
+        const auto b = m_s.start.begin();
+        const uint32_t first = static_cast<uint32_t>(std::lower_bound(b + tr.sliceBegin, b + tr.sliceEnd, lo) - b);
+        const uint32_t last = tr.sliceEnd;
+        // The slices already open at `lo`: the innermost one covering it and its ancestors.
         m_stack.clear();
+        SliceId open = first > tr.sliceBegin ? SliceId(first - 1) : SliceId();
+        while (open.valid() && m_s.start[open.index()] + m_s.dur[open.index()] <= lo) open = m_s.parent[open.index()];
+        for (SliceId a = open; a.valid(); a = m_s.parent[a.index()])
+            if (m_s.start[a.index()] + m_s.dur[a.index()] > lo) m_stack.push_back(a.index());
+        std::reverse(m_stack.begin(), m_stack.end());
         int64_t cur = lo;
         m_afterSync = false;
         for (uint32_t i = first; i < last && m_s.start[i] < hi; ++i) {
@@ -151,25 +158,27 @@ private:
     }
 
     IdleCause classify(uint32_t s) {
-        const uint64_t key = (static_cast<uint64_t>(s) << 1) | (m_leading ? 1u : 0u);
-        auto it = m_memo.find(key);
-        if (it != m_memo.end()) return it->second;
+        // Memo per slice (and per "leading gap" flag): cause + 1, 0 = not computed yet.
+        std::vector<uint8_t>& memo = m_memo[m_leading ? 1 : 0];
+        if (memo.empty()) memo.assign(m_s.size(), 0);
+        if (memo[s]) return static_cast<IdleCause>(memo[s] - 1);
         const IdleCause c = classifyChain(s);
-        m_memo.emplace(key, c);
+        memo[s] = static_cast<uint8_t>(static_cast<uint8_t>(c) + 1);
         return c;
     }
 
     bool enclosedBySyncOp(uint32_t s) const {
         SliceId p = m_s.parent[s];
         for (int hops = 0; p.valid() && hops < 4; ++hops, p = m_s.parent[p.index()])
-            if (names::isSyncCall(m_c.trace.str(m_s.name[p.index()]))) return true;
+            if (m_c.is(p.index(), kNcSync)) return true;
         return false;
     }
 
     /// A copy call that moves pageable memory (or blocks by design).
-    bool isBlockingCopyCall(uint32_t s, std::string_view name) const {
-        if (names::isSyncCopyCall(name)) return true;
-        if (!names::isCopyCall(name)) return false;
+    bool isBlockingCopyCall(uint32_t s) const {
+        const uint16_t nc = m_c.nameClass(s);
+        if (nc & kNcSyncCopy) return true;
+        if (!(nc & kNcCopy)) return false;
         for (const CorrelationEntry& g : m_c.trace.gpuWorkOf(SliceId(s))) {
             const CopyInfo ci = parseCopyName(m_c.trace.str(m_s.name[g.slice.index()]));
             if (ci.src == MemoryKind::Pageable || ci.dst == MemoryKind::Pageable) return true;
@@ -180,24 +189,22 @@ private:
     IdleCause classifyChain(uint32_t innermost) const {
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
-            const std::string_view n = m_c.trace.str(m_s.name[i]);
-            const EventKind k = m_s.kind[i];
-            if (names::isDataLoader(n) || (m_leading && names::isInputPreparation(n))) return IdleCause::DataLoading;
-            if (names::isSyncCall(n) || k == EventKind::CudaSync) return IdleCause::HostSync;
-            if (isBlockingCopyCall(i, n)) return enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy;
-            if (names::isLaunchCall(n)) return IdleCause::LaunchOverhead;
-            if (names::isOptimizer(n)) return IdleCause::OptimizerCpu;
-            if (names::isIoLoggingCheckpoint(n)) return IdleCause::IoLoggingCheckpoint;
+            const uint16_t nc = m_c.nameClass(i);
+            if ((nc & kNcDataLoader) || (m_leading && (nc & kNcInputPrep))) return IdleCause::DataLoading;
+            if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync) return IdleCause::HostSync;
+            if (isBlockingCopyCall(i)) return enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy;
+            if (nc & kNcLaunch) return IdleCause::LaunchOverhead;
+            if (nc & kNcOptimizer) return IdleCause::OptimizerCpu;
+            if (nc & kNcIo) return IdleCause::IoLoggingCheckpoint;
         }
         // No specific rule: a user range (or the step range itself) with nothing inside is
         // untraced Python; an operator that dispatches GPU work is dispatch overhead;
         // anything else is CPU work.
-        const EventKind k = m_s.kind[innermost];
-        const std::string_view n = m_c.trace.str(m_s.name[innermost]);
-        if (k == EventKind::UserAnnotation || names::isProfilerStep(n)) return IdleCause::HostUntraced;
+        if (m_s.kind[innermost] == EventKind::UserAnnotation || m_c.is(innermost, kNcProfilerStep))
+            return IdleCause::HostUntraced;
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
-            if (m_s.kind[i] != EventKind::CpuOp || names::isProfilerStep(m_c.trace.str(m_s.name[i]))) continue;
+            if (m_s.kind[i] != EventKind::CpuOp || m_c.is(i, kNcProfilerStep)) continue;
             return m_c.launchesGpu[i] ? IdleCause::LaunchOverhead : IdleCause::CpuCompute;
         }
         return IdleCause::CpuCompute;
@@ -211,7 +218,7 @@ private:
     IdleBreakdown m_out;
     std::array<int64_t, kIdleCauseCount> m_gapCause{};
     std::vector<uint32_t> m_stack;
-    std::unordered_map<uint64_t, IdleCause> m_memo;
+    std::array<std::vector<uint8_t>, 2> m_memo;
     bool m_leading = false;
     bool m_afterSync = false;
 };

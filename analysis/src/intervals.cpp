@@ -6,7 +6,8 @@ namespace stallscope::analysis {
 
 Intervals mergeIntervals(Intervals in) {
     std::erase_if(in, [](const Interval& i) { return i.end <= i.start; });
-    std::sort(in.begin(), in.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+    auto byStart = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+    if (!std::is_sorted(in.begin(), in.end(), byStart)) std::sort(in.begin(), in.end(), byStart);
     Intervals out;
     out.reserve(in.size());
     for (const Interval& i : in) {
@@ -29,6 +30,18 @@ Intervals clip(const Intervals& merged, int64_t lo, int64_t hi) {
     for (; it != merged.end() && it->start < hi; ++it) {
         const Interval c{std::max(it->start, lo), std::min(it->end, hi)};
         if (c.length() > 0) out.push_back(c);
+    }
+    return out;
+}
+
+Intervals unite(const Intervals& a, const Intervals& b) {
+    Intervals out;
+    out.reserve(a.size() + b.size());
+    size_t i = 0, j = 0;
+    while (i < a.size() || j < b.size()) {
+        const Interval& next = (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+        if (!out.empty() && next.start <= out.back().end) out.back().end = std::max(out.back().end, next.end);
+        else out.push_back(next);
     }
     return out;
 }

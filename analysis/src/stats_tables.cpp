@@ -37,7 +37,8 @@ StatsTables computeStats(const Context& c) {
     std::unordered_map<std::string, CopyStat> copies;
     std::vector<int64_t> gpuNs(s.size(), 0);  // per CPU op: GPU work launched inside it
     for (const DeviceActivity& d : c.devices) {
-        for (uint32_t w : d.work) {
+        for (size_t wi = 0; wi < d.work.size(); ++wi) {
+            const uint32_t w = d.work[wi];
             if (!inWindow(w)) continue;
             const int64_t dur = s.dur[w];
             if (s.kind[w] == EventKind::Kernel) {
@@ -46,10 +47,9 @@ StatsTables computeStats(const Context& c) {
                     k.name = s.name[w];
                     k.minNs = dur;
                     k.example = SliceId(w);
-                    const std::string_view n = t.str(s.name[w]);
-                    k.tensorCores = names::isTensorCoreKernel(n);
-                    k.communication = names::isCommunicationKernel(n);
-                    k.gemmOrConv = names::isGemmOrConvKernel(n);
+                    k.tensorCores = c.is(w, kNcTensorCore);
+                    k.communication = c.is(w, kNcComm);
+                    k.gemmOrConv = c.is(w, kNcGemm);
                 }
                 ++k.count;
                 k.totalNs += dur;
@@ -78,7 +78,7 @@ StatsTables computeStats(const Context& c) {
                 if (s.extra[w] != SliceExtra::kNone) cs.bytes += static_cast<int64_t>(s.extra[w]);
             }
             // Charge the GPU time to every CPU op around the launch call.
-            const SliceId l = t.launchOf(SliceId(w));
+            const SliceId l = d.launch[wi];
             for (SliceId p = l.valid() ? s.parent[l.index()] : SliceId(); p.valid(); p = s.parent[p.index()])
                 if (s.kind[p.index()] == EventKind::CpuOp) gpuNs[p.index()] += dur;
         }

@@ -20,6 +20,8 @@ Intervals mergeIntervals(Intervals in);
 int64_t totalLength(const Intervals& merged);
 /// Parts of merged `a` inside [lo, hi).
 Intervals clip(const Intervals& merged, int64_t lo, int64_t hi);
+/// Union of two merged lists (linear).
+Intervals unite(const Intervals& a, const Intervals& b);
 /// Intersection of two merged lists.
 Intervals intersect(const Intervals& a, const Intervals& b);
 /// `a` minus `b` (both merged).
