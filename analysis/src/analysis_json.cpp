@@ -80,6 +80,12 @@ void writeDevice(JsonWriter& w, const DeviceMetrics& d, const JsonOptions& o) {
         w.key("end_ns").value(st.endNs);
         w.key("busy_ns").value(st.busyNs);
         w.key("kernel_busy_ns").value(st.kernelBusyNs);
+        w.key("est_sm_efficiency");
+        if (st.estSmEfficiency >= 0) w.value(st.estSmEfficiency, 6);
+        else w.null();
+        w.key("est_achieved_occupancy_pct");
+        if (st.estAchievedOccupancy >= 0) w.value(st.estAchievedOccupancy, 3);
+        else w.null();
         w.key("roles");
         writeRoles(w, st.roles);
         w.key("idle_causes");

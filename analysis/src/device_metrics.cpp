@@ -59,15 +59,15 @@ RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, c
 
 namespace {
 
-double achievedOccupancy(const Context& c, const DeviceActivity& d) {
+double achievedOccupancy(const Context& c, const DeviceActivity& d, int64_t lo, int64_t hi) {
     const SliceTable& s = c.trace.slices();
     double sum = 0, time = 0;
     for (uint32_t w : d.work) {
         if (s.kind[w] != EventKind::Kernel) continue;
         const float occ = SliceExtra::estOccupancyPct(s.extra[w]);
         if (!(occ >= 0)) continue;
-        const int64_t a = std::max(s.start[w], c.window.startNs);
-        const int64_t b = std::min(s.start[w] + s.dur[w], c.window.endNs);
+        const int64_t a = std::max(s.start[w], lo);
+        const int64_t b = std::min(s.start[w] + s.dur[w], hi);
         if (b <= a) continue;
         sum += occ * static_cast<double>(b - a);
         time += static_cast<double>(b - a);
@@ -93,7 +93,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     m.kernelUtilization = m.windowNs > 0 ? double(m.kernelBusyNs) / double(m.windowNs) : 0;
     const auto sm = smEfficiencyRanges(c.trace, d.device);
     m.estSmEfficiency = sm.empty() ? -1 : weightedMean(sm, lo, hi);
-    m.estAchievedOccupancy = achievedOccupancy(c, d);
+    m.estAchievedOccupancy = achievedOccupancy(c, d, lo, hi);
 
     // Work by role, and launch queues per stream.
     Intervals compute, comm, memcpy, memset;
@@ -143,6 +143,8 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         st.endNs = tiles[i].end;
         st.busyNs = lengthWithin(d.busy, st.startNs, st.endNs);
         st.kernelBusyNs = lengthWithin(d.kernelBusy, st.startNs, st.endNs);
+        if (!sm.empty()) st.estSmEfficiency = weightedMean(sm, st.startNs, st.endNs);
+        if (m.estAchievedOccupancy >= 0) st.estAchievedOccupancy = achievedOccupancy(c, d, st.startNs, st.endNs);
         st.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, st.startNs, st.endNs);
         m.steps.push_back(st);
     }

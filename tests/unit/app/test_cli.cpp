@@ -54,6 +54,41 @@ private Q_SLOTS:
         QVERIFY(t["devices"].toObject().contains("0"));
         QVERIFY(t["profiler_steps"].toInteger() >= 3);
     }
+    void analyzeTextJsonAndGate() {
+        QByteArray out, err;
+        QCOMPARE(run({"analyze", sample()}, &out), 0);
+        QVERIFY(out.contains("Why the GPU was idle"));
+        QVERIFY(out.contains("data_loading"));
+        QVERIFY(out.contains("Fix:"));
+        QCOMPARE(run({"analyze", "--json", sample()}, &out), 0);
+        QJsonParseError pe;
+        const QJsonDocument doc = QJsonDocument::fromJson(out, &pe);
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+        const QJsonObject t = doc.array().at(0).toObject();
+        QCOMPARE(t["schema"].toString(), QString("stallscope.analysis/1"));
+        for (const char* k : {"devices", "idle_causes", "findings", "hta", "window", "stats"}) QVERIFY2(t.contains(k), k);
+        const QJsonObject dev = t["devices"].toObject()["0"].toObject();
+        for (const char* k : {"utilization", "busy_ns", "idle_ns", "window_ns"}) QVERIFY2(dev.contains(k), k);
+        qint64 causes = 0;
+        const QJsonObject ic = t["idle_causes"].toObject()["0"].toObject();
+        for (auto it = ic.begin(); it != ic.end(); ++it) causes += it.value().toInteger();
+        QCOMPARE(causes, dev["idle_ns"].toInteger());
+        const QJsonObject f = t["findings"].toArray().at(0).toObject();
+        for (const char* k : {"id", "kind", "severity", "saving_ns", "saving_pct", "ranges", "title", "fix"})
+            QVERIFY2(f.contains(k), k);
+        QCOMPARE(f["kind"].toString(), QString("data_loading"));
+        const QJsonObject temporal = t["hta"].toObject()["temporal"].toObject();
+        for (const char* k : {"idle_us", "compute_us", "non_compute_us", "span_us"}) QVERIFY2(temporal.contains(k), k);
+        // The CI gate.
+        QCOMPARE(run({"analyze", "--fail-on", "data_loading:5", sample()}, &out, &err), 3);
+        QVERIFY(err.contains("data_loading"));
+        QCOMPARE(run({"analyze", "--fail-on", "data_loading:90", sample()}, &out, &err), 0);
+        QCOMPARE(run({"analyze", "--fail-on", "comm_exposed", sample()}, &out, &err), 0);
+        QCOMPARE(run({"analyze", "--fail-on", "nonsense", sample()}, &out, &err), 2);
+        QCOMPARE(run({"analyze", "--window", "bogus", sample()}, &out, &err), 2);
+        QCOMPARE(run({"analyze", "--window", "12", "--json", sample()}, &out), 0);
+        QVERIFY(QJsonDocument::fromJson(out).array().at(0).toObject()["window"].toObject()["description"].toString().contains("#12"));
+    }
     void infoTextAndVersion() {
         QByteArray out;
         QCOMPARE(run({"info", sample()}, &out), 0);

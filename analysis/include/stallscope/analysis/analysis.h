@@ -127,6 +127,7 @@ struct StepMetrics {
     int64_t number = -1;
     int64_t startNs = 0, endNs = 0;
     int64_t busyNs = 0, kernelBusyNs = 0;
+    double estSmEfficiency = -1, estAchievedOccupancy = -1;
     RoleBreakdown roles;
     std::array<int64_t, kIdleCauseCount> idleByCause{};
 };
