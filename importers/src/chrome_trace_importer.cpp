@@ -369,7 +369,8 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
             if (gzip && stream.state() == StreamState::Corrupt) return streamError(stream, gzip);
             return Error{ErrorKind::Truncated,
                          "byte " + std::to_string(merger.carryOffset()) +
-                             ": the input ends inside the first event; nothing could be read",
+                             ": the input ends inside the first event; nothing could be read" +
+                             (streamBroken ? " (" + stream.message() + ")" : std::string()),
                          merger.carryOffset()};
         }
     }
