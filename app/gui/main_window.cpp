@@ -1,0 +1,292 @@
+#include "main_window.h"
+
+#include "details_panel.h"
+#include "findings_panel.h"
+#include "load_worker.h"
+#include "range_panel.h"
+#include "ranks_panel.h"
+#include "timeline/timeline_view.h"
+
+#ifdef STALLSCOPE_HAVE_GUI_flame
+#include "flame_panel.h"
+#endif
+#ifdef STALLSCOPE_HAVE_GUI_stats
+#include "stats_panel.h"
+#endif
+
+#include <QComboBox>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+// The icons are compiled into this static library; register them before first use.
+static void initStallscopeResources() { Q_INIT_RESOURCE(stallscope); }
+
+namespace stallscope::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    initStallscopeResources();
+    setWindowTitle("Stallscope");
+    setWindowIcon(QIcon(":/icons/stallscope.svg"));
+    setAcceptDrops(true);
+    resize(1600, 1000);
+    m_worker = new LoadWorker(this);
+    createWidgets();
+    createActions();
+    connect(m_worker, &LoadWorker::progress, this, [this](double f, const QString& what) {
+        m_progress->setValue(static_cast<int>(f * 1000));
+        m_status->setText(what);
+    });
+    connect(m_worker, &LoadWorker::loaded, this, [this](std::shared_ptr<Document> doc) { onLoaded(std::move(doc)); });
+    connect(m_worker, &LoadWorker::failed, this, [this](const QString& msg) {
+        m_progress->hide();
+        m_cancel->hide();
+        showError(tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg));
+        m_status->setText(tr("Open failed"));
+    });
+}
+
+MainWindow::~MainWindow() = default;
+
+bool MainWindow::loading() const { return m_worker->busy(); }
+
+void MainWindow::createWidgets() {
+    m_timeline = new TimelineView(this);
+    m_details = new DetailsPanel(this);
+    m_range = new RangePanel(this);
+    m_ranks = new RanksPanel(this);
+    m_notes = new QTextBrowser(this);
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    m_tabs->addTab(m_details, tr("Details"));
+#ifdef STALLSCOPE_HAVE_GUI_flame
+    m_flame = new FlamePanel(this);
+    m_flameTab = m_flame;
+    m_tabs->addTab(m_flame, tr("Flame graph"));
+#endif
+#ifdef STALLSCOPE_HAVE_GUI_stats
+    m_stats = new StatsPanel(this);
+    m_statsTab = m_stats;
+    m_tabs->addTab(m_stats, tr("Statistics"));
+    connect(m_stats, &StatsPanel::eventRequested, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
+#endif
+    m_tabs->addTab(m_range, tr("Range"));
+    m_tabs->addTab(m_ranks, tr("Ranks"));
+    m_tabs->addTab(m_notes, tr("Import notes"));
+
+    m_banner = new QLabel(this);
+    m_banner->setWordWrap(true);
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_banner->setStyleSheet("QLabel { background: #fdecea; color: #8a1c14; border: 1px solid #f5c2bd; padding: 8px; }");
+    m_banner->hide();
+
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_timeline);
+    split->addWidget(m_tabs);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+    split->setSizes({740, 260});
+    auto* central = new QWidget(this);
+    auto* cl = new QVBoxLayout(central);
+    cl->setContentsMargins(0, 0, 0, 0);
+    cl->setSpacing(0);
+    cl->addWidget(m_banner);
+    cl->addWidget(split, 1);
+    setCentralWidget(central);
+
+    m_findings = new FindingsPanel(this);
+    auto* dock = new QDockWidget(tr("Findings"), this);
+    dock->setObjectName("findingsDock");
+    dock->setWidget(m_findings);
+    dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable | QDockWidget::DockWidgetClosable);
+    addDockWidget(Qt::LeftDockWidgetArea, dock);
+    resizeDocks({dock}, {520}, Qt::Horizontal);
+
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 1000);
+    m_progress->setMaximumWidth(240);
+    m_progress->hide();
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_cancel->hide();
+    m_status = new QLabel(tr("Ready"), this);
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        m_worker->cancel();
+        m_progress->hide();
+        m_cancel->hide();
+        m_status->setText(tr("Cancelled"));
+    });
+
+    connect(m_findings, &FindingsPanel::findingSelected, this, [this](int row) {
+        m_timeline->showFinding(m_findings->model()->finding(row));
+    });
+    connect(m_findings, &FindingsPanel::evidenceActivated, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
+    connect(m_timeline, &TimelineView::sliceSelected, this, [this](model::SliceId s) {
+        m_details->showSlice(s);
+        if (s.valid()) m_tabs->setCurrentWidget(m_details);
+    });
+    connect(m_details, &DetailsPanel::sliceActivated, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
+    connect(m_timeline, &TimelineView::rangeSelected, this, [this](int64_t lo, int64_t hi) {
+        m_range->showRange(lo, hi);
+        m_tabs->setCurrentWidget(m_range);
+#ifdef STALLSCOPE_HAVE_GUI_flame
+        m_flame->setRange(lo, hi);
+#endif
+    });
+    connect(m_ranks, &RanksPanel::rankActivated, this, [this](int i) { showRank(i); });
+}
+
+void MainWindow::openPath(const QString& path) {
+    m_banner->hide();
+    m_loadingPath = path;
+    m_progress->setValue(0);
+    m_progress->show();
+    m_cancel->show();
+    m_status->setText(tr("Opening %1 …").arg(QFileInfo(path).fileName()));
+    m_worker->start(path);
+}
+
+void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
+    m_progress->hide();
+    m_cancel->hide();
+    addRecent(doc->path);
+    setDocument(std::move(doc));
+}
+
+void MainWindow::setDocument(std::shared_ptr<Document> doc) {
+    m_doc = std::move(doc);
+    m_banner->hide();
+    if (!m_doc || m_doc->traces.empty()) return;
+    setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
+    m_rankCombo->blockSignals(true);
+    m_rankCombo->clear();
+    for (const LoadedTrace& lt : m_doc->traces)
+        m_rankCombo->addItem(tr("rank %1 · %2").arg(lt.entry.rank).arg(QString::fromStdString(lt.entry.label)));
+    m_rankCombo->blockSignals(false);
+    m_rankComboAction->setVisible(m_doc->traces.size() > 1);
+    m_rank = -1;
+    showRank(0);
+    if (!m_doc->session.problems.empty()) {
+        QString msg = tr("Some files of the folder could not be read:");
+        for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
+        showError(msg);
+    }
+}
+
+void MainWindow::showRank(int index) {
+    if (!m_doc || index < 0 || index >= static_cast<int>(m_doc->traces.size()) || index == m_rank) return;
+    m_rank = index;
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(index)];
+    m_rankCombo->setCurrentIndex(index);
+    m_timeline->setData(lt.entry.trace, lt.analysis, lt.timeline);
+    m_findings->setData(lt.entry.trace, lt.analysis);
+    m_details->setTrace(lt.entry.trace, lt.analysis->window.startNs);
+    m_range->setData(lt.entry.trace, lt.analysis);
+    m_ranks->setDocument(m_doc.get(), index);
+#ifdef STALLSCOPE_HAVE_GUI_flame
+    m_flame->setData(lt.entry.trace, lt.analysis);
+#endif
+#ifdef STALLSCOPE_HAVE_GUI_stats
+    m_stats->setData(lt.entry.trace, lt.analysis);
+#endif
+    fillSteps();
+    fillNotes();
+    const auto& st = lt.entry.trace->importStats();
+    m_status->setText(tr("%1 · %2 events · %3 MB of JSON · loaded in %4 s · window %5")
+                          .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
+                          .arg(QLocale().toString(qulonglong(st.entries)))
+                          .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
+                          .arg(QString::number(m_doc->loadSeconds, 'f', 2))
+                          .arg(QString::fromStdString(lt.analysis->window.description)));
+    if (!m_search->text().isEmpty()) {
+        m_timeline->setSearch(m_search->text());
+        updateSearchLabel();
+    }
+    if (!lt.analysis->findings.empty()) selectFinding(0);
+}
+
+void MainWindow::selectFinding(int row) {
+    m_findings->selectFinding(row);
+    m_timeline->showFinding(m_findings->model()->finding(row));
+}
+
+void MainWindow::showView(View view) {
+    switch (view) {
+    case View::Details: m_tabs->setCurrentWidget(m_details); break;
+    case View::Flame:
+        if (m_flameTab) m_tabs->setCurrentWidget(m_flameTab);
+        break;
+    case View::Stats:
+        if (m_statsTab) m_tabs->setCurrentWidget(m_statsTab);
+        break;
+    case View::Range: m_tabs->setCurrentWidget(m_range); break;
+    case View::Ranks: m_tabs->setCurrentWidget(m_ranks); break;
+    case View::Notes: m_tabs->setCurrentWidget(m_notes); break;
+    }
+}
+
+void MainWindow::fillSteps() {
+    m_steps->blockSignals(true);
+    m_steps->clear();
+    m_steps->addItem(tr("All steps"));
+    if (m_doc) {
+        const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
+        for (const auto& st : a.steps)
+            m_steps->addItem(QString("ProfilerStep#%1  (%2 ms)")
+                                 .arg(st.number)
+                                 .arg(QString::number(double(std::max(st.endNs, st.gpuEndNs) - st.startNs) / 1e6, 'f', 1)));
+    }
+    m_steps->setEnabled(m_steps->count() > 1);
+    m_steps->blockSignals(false);
+}
+
+void MainWindow::fillNotes() {
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+    const auto& t = *lt.entry.trace;
+    const auto& d = t.diagnostics();
+    QString h = tr("<h3>%1</h3><p>%2</p>").arg(QString::fromStdString(lt.entry.path).toHtmlEscaped(),
+                                                QString::fromStdString(t.metadata().formatName).toHtmlEscaped());
+    if (d.empty()) h += tr("<p>The import found no problems.</p>");
+    for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
+        const auto kind = static_cast<model::DiagnosticKind>(k);
+        if (!d.count(kind)) continue;
+        const auto& info = model::diagnosticInfo(kind);
+        h += QString("<p><b>%1 × %2</b><br>").arg(d.count(kind)).arg(QString::fromStdString(std::string(info.summary)).toHtmlEscaped());
+        for (const auto& ex : d.examples(kind))
+            h += QString("<span style='color:gray'>%1</span> %2<br>")
+                     .arg(ex.byteOffset == model::Diagnostics::kNoOffset ? QString() : tr("byte %1:").arg(ex.byteOffset),
+                          QString::fromStdString(ex.detail).toHtmlEscaped());
+        h += "</p>";
+    }
+    for (const auto& n : lt.analysis->notes) h += "<p>" + QString::fromStdString(n).toHtmlEscaped() + "</p>";
+    m_notes->setHtml(h);
+}
+
+void MainWindow::showError(const QString& message) {
+    m_banner->setText(message);
+    m_banner->show();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    const auto urls = e->mimeData()->urls();
+    if (!urls.isEmpty() && urls.front().isLocalFile()) openPath(urls.front().toLocalFile());
+}
+
+} // namespace stallscope::gui

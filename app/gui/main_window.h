@@ -1,0 +1,107 @@
+#pragma once
+// The main window: findings on the left, the timeline in the centre, and below it tabs for
+// the selected event, flame graphs, statistics, a selected range, ranks and import notes.
+// Files load on a worker thread with a progress bar and Cancel.
+#include "document.h"
+#include "theme.h"
+
+#include <QMainWindow>
+
+#include <memory>
+
+class QAction;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTextBrowser;
+
+namespace stallscope::gui {
+
+class DetailsPanel;
+class FindingsPanel;
+class LoadWorker;
+class RangePanel;
+class RanksPanel;
+class TimelineView;
+class FlamePanel;
+class StatsPanel;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    enum class View { Details, Flame, Stats, Range, Ranks, Notes };
+
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Loads a file or folder on the worker thread.
+    void openPath(const QString& path);
+    /// Shows an already loaded document (the headless screenshot path uses this directly).
+    void setDocument(std::shared_ptr<Document> doc);
+    void showRank(int index);
+    /// Selects finding `row` (0-based): list, detail pane, timeline shading and zoom.
+    void selectFinding(int row);
+    void showView(View view);
+    void setThemeMode(ThemeMode mode);
+
+    [[nodiscard]] TimelineView* timeline() const { return m_timeline; }
+    [[nodiscard]] FindingsPanel* findings() const { return m_findings; }
+    [[nodiscard]] DetailsPanel* details() const { return m_details; }
+    [[nodiscard]] RangePanel* range() const { return m_range; }
+    [[nodiscard]] QTabWidget* bottomTabs() const { return m_tabs; }
+    [[nodiscard]] const Document* document() const { return m_doc.get(); }
+    [[nodiscard]] int currentRank() const { return m_rank; }
+    [[nodiscard]] QLabel* errorBanner() const { return m_banner; }
+    [[nodiscard]] bool loading() const;
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    void createWidgets();
+    void createActions();  // main_window_actions.cpp
+    void createMenus();
+    void createToolBar();
+    void updateRecentMenu();
+    void addRecent(const QString& path);
+    void showError(const QString& message);
+    void onLoaded(std::shared_ptr<Document> doc);
+    void fillSteps();
+    void fillNotes();
+    void showShortcuts();
+    void showAbout();
+    void updateSearchLabel();
+
+    std::shared_ptr<Document> m_doc;
+    int m_rank = 0;
+    LoadWorker* m_worker = nullptr;
+    TimelineView* m_timeline = nullptr;
+    FindingsPanel* m_findings = nullptr;
+    DetailsPanel* m_details = nullptr;
+    RangePanel* m_range = nullptr;
+    RanksPanel* m_ranks = nullptr;
+    FlamePanel* m_flame = nullptr;
+    StatsPanel* m_stats = nullptr;
+    QWidget* m_flameTab = nullptr;
+    QWidget* m_statsTab = nullptr;
+    QTextBrowser* m_notes = nullptr;
+    QTabWidget* m_tabs = nullptr;
+    QLabel* m_banner = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QLabel* m_status = nullptr;
+    QComboBox* m_steps = nullptr;
+    QComboBox* m_rankCombo = nullptr;
+    QLineEdit* m_search = nullptr;
+    QLabel* m_searchCount = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_rankComboAction = nullptr;
+    QString m_loadingPath;
+};
+
+} // namespace stallscope::gui

@@ -1,0 +1,235 @@
+// MainWindow, second half: actions, menus, the toolbar, recent files and dialogs.
+#include "main_window.h"
+
+#include "findings_panel.h"
+#include "timeline/timeline_view.h"
+
+#include <QActionGroup>
+#include <QApplication>
+#include <QComboBox>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QTextBrowser>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+namespace stallscope::gui {
+
+void MainWindow::createActions() {
+    createMenus();
+    createToolBar();
+}
+
+void MainWindow::createMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(QIcon::fromTheme("document-open"), tr("&Open…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Open a trace"), QString(),
+            tr("PyTorch profiler traces (*.json *.json.gz *.pt.trace.json *.pt.trace.json.gz);;All files (*)"));
+        if (!path.isEmpty()) openPath(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Open &Folder…"), this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a TensorBoard log folder"));
+        if (!dir.isEmpty()) openPath(dir);
+    });
+    m_recentMenu = file->addMenu(tr("Open &Recent"));
+    updateRecentMenu();
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_0), this, [this] { m_timeline->fitAll(); });
+    view->addAction(tr("Fit &selection"), QKeySequence(Qt::Key_F), this, [this] { m_timeline->fitSelection(); });
+    view->addAction(tr("Zoom &in"), QKeySequence(Qt::Key_W), this, [this] { m_timeline->zoomBy(0.8, m_timeline->width() / 2.0); });
+    view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_S), this, [this] { m_timeline->zoomBy(1.25, m_timeline->width() / 2.0); });
+    for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetShortcut);  // the timeline handles its keys
+    view->addSeparator();
+    QMenu* theme = view->addMenu(tr("&Theme"));
+    auto* group = new QActionGroup(this);
+    const std::pair<QString, ThemeMode> modes[] = {{tr("Follow the system"), ThemeMode::System},
+                                                   {tr("Light"), ThemeMode::Light},
+                                                   {tr("Dark"), ThemeMode::Dark}};
+    for (const auto& [label, mode] : modes) {
+        QAction* a = theme->addAction(label, this, [this, m = mode] { setThemeMode(m); });
+        a->setCheckable(true);
+        a->setChecked(mode == ThemeMode::System);
+        group->addAction(a);
+    }
+
+    QMenu* go = menuBar()->addMenu(tr("&Go"));
+    go->addAction(tr("&Find…"), QKeySequence::Find, this, [this] {
+        m_search->setFocus();
+        m_search->selectAll();
+    });
+    go->addAction(tr("Next match"), QKeySequence(Qt::Key_F3), this, [this] {
+        m_timeline->nextMatch(true);
+        updateSearchLabel();
+    });
+    go->addAction(tr("Previous match"), QKeySequence(Qt::SHIFT | Qt::Key_F3), this, [this] {
+        m_timeline->nextMatch(false);
+        updateSearchLabel();
+    });
+    go->addSeparator();
+    go->addAction(tr("Next finding"), QKeySequence(Qt::Key_N), this, [this] {
+        const int n = m_findings->model()->rowCount();
+        if (n) selectFinding((m_findings->selectedFinding() + 1) % n);
+    });
+    go->addAction(tr("Previous finding"), QKeySequence(Qt::SHIFT | Qt::Key_N), this, [this] {
+        const int n = m_findings->model()->rowCount();
+        if (n) selectFinding((m_findings->selectedFinding() - 1 + n) % n);
+    });
+
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), QKeySequence(Qt::Key_Question), this, &MainWindow::showShortcuts);
+    help->addAction(tr("&About Stallscope"), this, &MainWindow::showAbout);
+}
+
+void MainWindow::createToolBar() {
+    QToolBar* tb = addToolBar(tr("Main"));
+    tb->setObjectName("mainToolbar");
+    tb->setMovable(false);
+    tb->setIconSize(QSize(18, 18));
+    tb->addAction(QIcon::fromTheme("document-open"), tr("Open"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open a trace"));
+        if (!path.isEmpty()) openPath(path);
+    });
+    tb->addSeparator();
+    tb->addAction(tr("Fit all"), this, [this] { m_timeline->fitAll(); })->setToolTip(tr("Show the whole window (0 / Home)"));
+    tb->addAction(tr("−"), this, [this] { m_timeline->zoomBy(1.25, m_timeline->width() / 2.0); })->setToolTip(tr("Zoom out (S)"));
+    tb->addAction(tr("+"), this, [this] { m_timeline->zoomBy(0.8, m_timeline->width() / 2.0); })->setToolTip(tr("Zoom in (W)"));
+    tb->addSeparator();
+    tb->addWidget(new QLabel(tr(" Step "), this));
+    m_steps = new QComboBox(this);
+    m_steps->setObjectName("stepsCombo");
+    m_steps->setMinimumWidth(200);
+    m_steps->setEnabled(false);
+    tb->addWidget(m_steps);
+    connect(m_steps, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (!m_doc) return;
+        const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
+        if (i <= 0) m_timeline->fitAll();
+        else if (static_cast<size_t>(i - 1) < a.steps.size()) {
+            const auto& st = a.steps[static_cast<size_t>(i - 1)];
+            m_timeline->zoomTo(st.startNs, std::max(st.endNs, st.gpuEndNs), 0.01);
+        }
+        m_timeline->setFocus();
+    });
+    tb->addSeparator();
+    m_search = new QLineEdit(this);
+    m_search->setPlaceholderText(tr("Search events (Ctrl+F)"));
+    m_search->setClearButtonEnabled(true);
+    m_search->setMaximumWidth(280);
+    tb->addWidget(m_search);
+    tb->addAction(tr("◀"), this, [this] {
+        m_timeline->nextMatch(false);
+        updateSearchLabel();
+    })->setToolTip(tr("Previous match (Shift+F3)"));
+    tb->addAction(tr("▶"), this, [this] {
+        m_timeline->nextMatch(true);
+        updateSearchLabel();
+    })->setToolTip(tr("Next match (F3, Enter)"));
+    m_searchCount = new QLabel(this);
+    m_searchCount->setMinimumWidth(110);
+    tb->addWidget(m_searchCount);
+    connect(m_search, &QLineEdit::textChanged, this, [this](const QString& text) {
+        m_timeline->setSearch(text);
+        updateSearchLabel();
+    });
+    connect(m_search, &QLineEdit::returnPressed, this, [this] {
+        m_timeline->nextMatch(true);
+        updateSearchLabel();
+    });
+    tb->addSeparator();
+    m_rankCombo = new QComboBox(this);
+    m_rankCombo->setMinimumWidth(220);
+    m_rankComboAction = tb->addWidget(m_rankCombo);
+    m_rankComboAction->setVisible(false);
+    connect(m_rankCombo, &QComboBox::currentIndexChanged, this, [this](int i) { showRank(i); });
+}
+
+void MainWindow::updateSearchLabel() {
+    const size_t n = m_timeline->matchCount();
+    if (m_search->text().trimmed().isEmpty()) m_searchCount->clear();
+    else if (n == 0) m_searchCount->setText(tr("no matches"));
+    else if (m_timeline->currentMatch() >= 0)
+        m_searchCount->setText(tr("%1 of %2").arg(m_timeline->currentMatch() + 1).arg(QLocale().toString(qulonglong(n))));
+    else m_searchCount->setText(tr("%1 matches").arg(QLocale().toString(qulonglong(n))));
+}
+
+void MainWindow::addRecent(const QString& path) {
+    QSettings s;
+    QStringList list = s.value("recent").toStringList();
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    list.removeAll(abs);
+    list.prepend(abs);
+    while (list.size() > 10) list.removeLast();
+    s.setValue("recent", list);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu() {
+    m_recentMenu->clear();
+    const QStringList list = QSettings().value("recent").toStringList();
+    for (const QString& p : list) m_recentMenu->addAction(p, this, [this, p] { openPath(p); });
+    m_recentMenu->setEnabled(!list.isEmpty());
+}
+
+void MainWindow::setThemeMode(ThemeMode mode) {
+    Theme::apply(*qApp, mode);
+    // Views paint with Theme::current(); models with coloured icons reset.
+    if (m_doc) {
+        const int rank = m_rank;
+        m_rank = -1;
+        showRank(rank);
+    }
+    update();
+}
+
+void MainWindow::showShortcuts() {
+    QDialog d(this);
+    d.setWindowTitle(tr("Keyboard shortcuts"));
+    auto* l = new QVBoxLayout(&d);
+    auto* b = new QTextBrowser(&d);
+    b->setHtml(tr(
+        "<table cellpadding='3'>"
+        "<tr><td><b>W / S</b></td><td>zoom in / out at the mouse</td></tr>"
+        "<tr><td><b>A / D</b></td><td>pan left / right</td></tr>"
+        "<tr><td><b>Ctrl + wheel</b></td><td>zoom at the mouse</td></tr>"
+        "<tr><td><b>Shift + wheel</b></td><td>pan</td></tr>"
+        "<tr><td><b>drag</b></td><td>pan the timeline</td></tr>"
+        "<tr><td><b>drag on the ruler, Shift + drag</b></td><td>select a time range (statistics in the Range tab)</td></tr>"
+        "<tr><td><b>click / double click</b></td><td>select an event / zoom to it</td></tr>"
+        "<tr><td><b>F</b></td><td>fit the selection</td></tr>"
+        "<tr><td><b>0 / Home</b></td><td>fit the whole window</td></tr>"
+        "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
+        "<tr><td><b>Ctrl + F, F3, Shift + F3</b></td><td>search events, next / previous match</td></tr>"
+        "<tr><td><b>N / Shift + N</b></td><td>next / previous finding</td></tr>"
+        "<tr><td><b>Ctrl + O</b></td><td>open a trace or folder</td></tr>"
+        "</table>"));
+    l->addWidget(b);
+    auto* bb = new QDialogButtonBox(QDialogButtonBox::Close, &d);
+    connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    l->addWidget(bb);
+    d.resize(520, 460);
+    d.exec();
+}
+
+void MainWindow::showAbout() {
+    QMessageBox::about(this, tr("About Stallscope"),
+                       tr("<h3>Stallscope %1</h3><p>Why is my GPU idle, and what do I change?</p>"
+                          "<p>Stallscope reads PyTorch profiler traces, charges every idle nanosecond of the GPU to a "
+                          "cause, and explains each finding with its cost and the PyTorch fix.</p>"
+                          "<p>Qt %2 · simdjson · zlib</p>")
+                           .arg(STALLSCOPE_VERSION, qVersion()));
+}
+
+} // namespace stallscope::gui

@@ -1,0 +1,115 @@
+#include "range_panel.h"
+
+#include "stallscope/analysis/gpu_metrics.h"
+#include "theme.h"
+
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <map>
+
+namespace stallscope::gui {
+
+using namespace model;
+
+namespace {
+QString dur(int64_t ns) {
+    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 3) + " s";
+    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 2) + " ms";
+    if (ns >= 1'000) return QString::number(double(ns) / 1e3, 'f', 1) + " µs";
+    return QString::number(ns) + " ns";
+}
+
+std::vector<std::pair<std::string, int64_t>> top(const std::map<StringId, int64_t>& m, const Trace& t, size_t n) {
+    std::vector<std::pair<std::string, int64_t>> v;
+    for (const auto& [id, ns] : m) v.emplace_back(std::string(t.str(id)), ns);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    if (v.size() > n) v.resize(n);
+    return v;
+}
+} // namespace
+
+RangeStats computeRangeStats(const Trace& t, const analysis::AnalysisResult* a, int64_t lo, int64_t hi) {
+    RangeStats r;
+    r.startNs = lo;
+    r.endNs = hi;
+    const SliceTable& s = t.slices();
+    std::map<int32_t, bool> devices;
+    std::map<StringId, int64_t> kernels, ops;
+    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+        const TrackInfo& tr = t.tracks()[ti];
+        const bool gpu = tr.kind == TrackKind::GpuStream;
+        if (gpu) devices[t.process(tr.process).gpuDevice] = true;
+        if (!gpu && tr.kind != TrackKind::CpuThread) continue;
+        const uint32_t last = t.firstSliceStartingAfter(TrackId(ti), hi);
+        for (uint32_t i = t.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < last; ++i) {
+            const int64_t clipped = std::min(hi, s.start[i] + s.dur[i]) - std::max(lo, s.start[i]);
+            if (clipped <= 0) continue;
+            if (gpu && s.kind[i] == EventKind::Kernel) kernels[s.name[i]] += clipped;
+            else if (!gpu && s.kind[i] == EventKind::CpuOp) ops[s.name[i]] += clipped;
+        }
+    }
+    for (const auto& [dev, unused] : devices) {
+        (void)unused;
+        RangeStats::Device d;
+        d.device = dev;
+        d.busyNs = analysis::lengthWithin(analysis::gpuBusyIntervals(t, dev, false), lo, hi);
+        if (a)
+            for (const auto& dm : a->devices)
+                if (dm.device == dev)
+                    for (size_t k = 0; k < analysis::kIdleCauseCount; ++k)
+                        d.idleByCause[k] = analysis::lengthWithin(dm.idle.intervals[k], lo, hi);
+        r.devices.push_back(d);
+    }
+    r.kernels = top(kernels, t, 12);
+    r.operators = top(ops, t, 12);
+    return r;
+}
+
+RangePanel::RangePanel(QWidget* parent) : QWidget(parent), m_browser(new QTextBrowser(this)) {
+    auto* l = new QVBoxLayout(this);
+    l->setContentsMargins(4, 4, 4, 4);
+    l->addWidget(m_browser);
+    m_browser->setHtml(tr("<p style='color:gray'>Drag across the time ruler, or Shift+drag on the tracks, to select a "
+                          "time range and see what happened inside it.</p>"));
+}
+
+void RangePanel::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis) {
+    m_trace = std::move(trace);
+    m_analysis = std::move(analysis);
+}
+
+void RangePanel::showRange(int64_t lo, int64_t hi) {
+    if (!m_trace || hi <= lo) return;
+    m_stats = computeRangeStats(*m_trace, m_analysis.get(), lo, hi);
+    const int64_t len = hi - lo;
+    const int64_t origin = m_analysis ? m_analysis->window.startNs : m_trace->startNs();
+    QString h = tr("<h3 style='margin-bottom:2px'>Range %1 … %2 (%3)</h3>").arg(dur(lo - origin), dur(hi - origin), dur(len));
+    for (const auto& d : m_stats.devices) {
+        h += QString("<p><b>GPU %1</b>: busy %2 (%3%), idle %4</p>")
+                 .arg(d.device)
+                 .arg(dur(d.busyNs), QString::number(100.0 * double(d.busyNs) / double(len), 'f', 1), dur(len - d.busyNs));
+        QString causes;
+        for (size_t k = 0; k < analysis::kIdleCauseCount; ++k)
+            if (d.idleByCause[k] > 0)
+                causes += QString("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
+                              .arg(Theme::current().causeColor(static_cast<analysis::IdleCause>(k)).name(),
+                                   QString::fromStdString(std::string(analysis::idleCauseName(static_cast<analysis::IdleCause>(k)))),
+                                   dur(d.idleByCause[k]));
+        if (!causes.isEmpty()) h += "<table cellspacing='0' cellpadding='1'>" + causes + "</table>";
+    }
+    auto table = [&](const QString& title, const std::vector<std::pair<std::string, int64_t>>& rows) {
+        if (rows.empty()) return;
+        h += "<p><b>" + title + "</b></p><table cellspacing='0' cellpadding='1'>";
+        for (const auto& [name, ns] : rows)
+            h += QString("<tr><td align='right' style='padding-right:10px'>%1</td><td><code>%2</code></td></tr>")
+                     .arg(dur(ns), QString::fromStdString(name.size() > 110 ? name.substr(0, 107) + "..." : name).toHtmlEscaped());
+        h += "</table>";
+    };
+    table(tr("Top kernels in the range"), m_stats.kernels);
+    table(tr("Top CPU operators in the range (inclusive)"), m_stats.operators);
+    m_browser->setHtml(h);
+}
+
+} // namespace stallscope::gui

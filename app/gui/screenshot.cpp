@@ -1,0 +1,32 @@
+#include "screenshot.h"
+
+#include "load_worker.h"
+#include "main_window.h"
+
+#include <QApplication>
+#include <QSplitter>
+
+namespace stallscope::gui {
+
+int takeScreenshot(const ScreenshotOptions& o, QString* error) {
+    auto doc = LoadWorker::loadNow(o.input, {}, error);
+    if (!doc) return 1;
+    MainWindow w;
+    w.resize(o.size);
+    w.setDocument(doc);
+    if (o.finding > 0) w.selectFinding(o.finding - 1);
+    if (o.view == "flame" || o.view == "stats") {
+        w.showView(o.view == "flame" ? MainWindow::View::Flame : MainWindow::View::Stats);
+        if (auto* split = w.centralWidget()->findChild<QSplitter*>()) split->setSizes({o.size.height() * 2 / 5, o.size.height() * 3 / 5});
+    }
+    w.show();
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QPixmap shot = w.grab();
+    if (!shot.save(o.output, "PNG")) {
+        if (error) *error = "cannot write " + o.output;
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace stallscope::gui

@@ -1,0 +1,446 @@
+#include "timeline_renderer.h"
+
+#include "../theme.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+#include <QPainterPath>
+#include <QPolygonF>
+
+#include <algorithm>
+#include <cmath>
+
+namespace stallscope::gui {
+
+using namespace model;
+
+namespace {
+
+constexpr double kMinSliceWidth = 2.0;  // narrower slices are merged into runs
+constexpr int kLane = TimelineLayout::kLaneHeight;
+
+inline uint32_t nameHash(StringId id) { return id.value * 2654435761u; }
+
+} // namespace
+
+int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) {
+    const double target = nsPerPx * minPx;
+    int64_t step = 1;
+    while (true) {
+        for (int64_t m : {1, 2, 5}) {
+            if (double(step * m) >= target) return step * m;
+        }
+        if (step > INT64_MAX / 100) return step;
+        step *= 10;
+    }
+}
+
+QString TimelineRenderer::formatTime(int64_t ns, int64_t step) {
+    const double a = std::abs(double(ns));
+    QString sign = ns < 0 ? "-" : "+";
+    if (step >= 1'000'000'000 || a >= 10e9) return sign + QString::number(a / 1e9, 'f', step >= 1'000'000'000 ? 0 : 3) + " s";
+    if (step >= 1'000'000) return sign + QString::number(a / 1e6, 'f', step >= 10'000'000 ? 0 : 1) + " ms";
+    if (step >= 1'000) return sign + QString::number(a / 1e3, 'f', step >= 10'000 ? 0 : 1) + " µs";
+    return sign + QString::number(a, 'f', 0) + " ns";
+}
+
+void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                             const TimelineState& s) {
+    m_stats = {};
+    const Theme& th = Theme::current();
+    p.fillRect(QRect(0, 0, vp.width, vp.height), th.background);
+    if (!layout.trace()) return;
+    p.save();
+    p.setClipRect(QRect(TimelineViewport::kHeaderWidth, TimelineViewport::kTopHeight, vp.contentWidth(),
+                        vp.height - TimelineViewport::kTopHeight));
+    paintRows(p, layout, vp, s);
+    paintOverlays(p, layout, vp, s);
+    p.restore();
+    paintHeaders(p, layout, vp);
+    paintRuler(p, layout, vp, s);
+}
+
+void TimelineRenderer::paintRows(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                                 const TimelineState& s) {
+    const Theme& th = Theme::current();
+    const int top = vp.scrollY, bottom = vp.scrollY + vp.height - TimelineViewport::kTopHeight;
+    const auto& rows = layout.rows();
+    int alt = 0;
+    for (int ri = std::max(0, layout.rowAt(top)); ri >= 0 && ri < static_cast<int>(rows.size()); ++ri) {
+        const TimelineRow& r = rows[static_cast<size_t>(ri)];
+        if (!r.visible) continue;
+        if (r.y >= bottom) break;
+        const int y = vp.yOf(r.y);
+        const QRect band(TimelineViewport::kHeaderWidth, y, vp.contentWidth(), r.height);
+        if (r.kind == RowKind::Group) {
+            p.fillRect(band, th.headerBackground);
+            alt = 0;
+            continue;
+        }
+        p.fillRect(band, (alt++ % 2) ? th.trackAlternate : th.trackBackground);
+        p.setPen(th.grid);
+        p.drawLine(band.left(), band.bottom(), band.right(), band.bottom());
+        if (r.kind == RowKind::Counter) {
+            paintCounter(p, layout.counters()[static_cast<size_t>(r.counter)], vp, y + 3, r.height - 6);
+            continue;
+        }
+        for (int d = 0; d < r.lanes; ++d) {
+            const int ly = y + 2 + d * kLane;
+            if (ly + kLane < TimelineViewport::kTopHeight || ly > vp.height) continue;
+            paintLane(p, layout, vp, s, r.track, d, ly);
+        }
+    }
+}
+
+void TimelineRenderer::paintLane(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                                 const TimelineState& s, TrackId track, int depth, int y) {
+    const Trace& t = *layout.trace();
+    const SliceTable& sl = t.slices();
+    const std::vector<uint32_t>& lane = layout.lane(track, depth);
+    if (lane.empty()) return;
+    ++m_stats.lanesVisited;
+    const Theme& th = Theme::current();
+    const int64_t t0 = vp.startNs, t1 = vp.endNs();
+    auto endOf = [&sl](uint32_t i) { return sl.start[i] + sl.dur[i]; };
+    // Slices of one depth do not overlap, so their ends increase with their starts.
+    size_t i = static_cast<size_t>(
+        std::partition_point(lane.begin(), lane.end(), [&](uint32_t idx) { return endOf(idx) <= t0; }) - lane.begin());
+    const QFontMetrics fm(p.font());
+    const int h = kLane - 2;
+    while (i < lane.size() && sl.start[lane[i]] < t1) {
+        const uint32_t idx = lane[i];
+        const double x0 = vp.xOf(sl.start[idx]);
+        const double x1 = vp.xOf(endOf(idx));
+        const bool match = !s.searchMatch.empty() && sl.name[idx].index() < s.searchMatch.size() &&
+                           s.searchMatch[sl.name[idx].index()];
+        if (x1 - x0 >= kMinSliceWidth) {
+            const QRectF r(std::max(x0, double(TimelineViewport::kHeaderWidth) - 2), y,
+                           std::min(x1, double(vp.width) + 2) - std::max(x0, double(TimelineViewport::kHeaderWidth) - 2), h);
+            p.fillRect(r, sliceColor(t, SliceId(idx)));
+            if (match) {
+                p.setPen(QPen(th.searchMatch, 2));
+                p.drawRect(r.adjusted(1, 1, -1, -1));
+            }
+            if (r.width() > 36) {
+                const QString name = QString::fromUtf8(t.str(sl.name[idx]).data(),
+                                                       static_cast<int>(std::min<size_t>(t.str(sl.name[idx]).size(), 300)));
+                p.setPen(th.dark ? QColor(240, 240, 240) : QColor(20, 20, 24));
+                p.drawText(r.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           fm.elidedText(name, Qt::ElideRight, static_cast<int>(r.width()) - 7));
+                ++m_stats.labels;
+            }
+            ++m_stats.slicesDrawn;
+            ++i;
+            continue;
+        }
+        // A run of narrow slices: jump ahead by binary search to the first slice that starts
+        // after the run's last pixel, extending the run while slices stay adjacent.
+        double runStart = std::floor(x0);
+        double runEnd = std::max(std::ceil(x1), runStart + 1);
+        size_t j = i + 1;
+        bool anyMatch = match;
+        while (j < lane.size()) {
+            const int64_t tEnd = vp.nsAt(runEnd + 1);
+            const size_t k = static_cast<size_t>(
+                std::lower_bound(lane.begin() + static_cast<long>(j), lane.end(), tEnd,
+                                 [&sl](uint32_t a, int64_t v) { return sl.start[a] < v; }) - lane.begin());
+            if (!s.searchMatch.empty())
+                for (size_t m = j; m < k && !anyMatch; ++m)
+                    anyMatch = sl.name[lane[m]].index() < s.searchMatch.size() && s.searchMatch[sl.name[lane[m]].index()];
+            if (k > j) {
+                // Only the last of them can be wide (slices of a lane do not overlap); a wide
+                // slice ends the run and is painted on its own, with its label.
+                const uint32_t last = lane[k - 1];
+                if (vp.xOf(endOf(last)) - vp.xOf(sl.start[last]) >= kMinSliceWidth) {
+                    if (k - 1 > j) runEnd = std::max(runEnd, std::ceil(vp.xOf(endOf(lane[k - 2]))));
+                    j = k - 1;
+                    break;
+                }
+                runEnd = std::max(runEnd, std::ceil(vp.xOf(endOf(last))));
+            }
+            j = k;
+            if (k >= lane.size()) break;
+            const double nx0 = vp.xOf(sl.start[lane[k]]), nx1 = vp.xOf(endOf(lane[k]));
+            if (nx0 > runEnd + 1 || nx1 - nx0 >= kMinSliceWidth) break;
+        }
+        QColor c = th.eventColor(sl.kind[idx], nameHash(sl.name[idx]));
+        c = th.dark ? c.lighter(115) : c.darker(112);
+        p.fillRect(QRectF(runStart, y, runEnd - runStart, h), c);
+        if (anyMatch) p.fillRect(QRectF(runStart, y + h - 3, runEnd - runStart, 3), th.searchMatch);
+        ++m_stats.mergedBlocks;
+        i = j;
+    }
+}
+
+void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h) {
+    const Theme& th = Theme::current();
+    const int x0 = TimelineViewport::kHeaderWidth, x1 = vp.width;
+    QColor fill = c.kind == CounterKind::Utilization ? QColor(46, 160, 90) : c.kind == CounterKind::Memory ? QColor(52, 120, 200) : QColor(155, 89, 182);
+    QColor line = fill;
+    fill.setAlpha(th.dark ? 110 : 90);
+    // One value per pixel column; the area is filled as runs of equal-height columns and
+    // outlined with a cosmetic polyline (filling a 2000-point path costs ~10x more).
+    const int n = std::max(0, x1 - x0);
+    QPolygonF outline;
+    outline.reserve(n);
+    int runStart = x0;
+    double runH = -1;
+    auto flush = [&](int xEnd) {
+        if (runH > 0) p.fillRect(QRectF(runStart, y + h - runH, xEnd - runStart, runH), fill);
+    };
+    for (int x = x0; x < x1; ++x) {
+        const int64_t a = vp.nsAt(x), b = std::max(a + 1, vp.nsAt(x + 1));
+        const double v = c.kind == CounterKind::Utilization ? double(c.busyWithin(a, b)) / double(b - a)
+                                                             : c.maxWithin(a, b) / std::max(1e-9, c.maxValue);
+        const double hv = std::round(std::clamp(v, 0.0, 1.0) * h);
+        if (hv != runH) {
+            flush(x);
+            runStart = x;
+            runH = hv;
+        }
+        outline << QPointF(x + 0.5, y + h - hv);
+    }
+    flush(x1);
+    p.setPen(QPen(line, 0));
+    p.drawPolyline(outline);
+    p.setPen(th.mutedText);
+    QString top = c.kind == CounterKind::Utilization ? "100%" : QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " + c.unit;
+    p.drawText(QRect(x0 + 4, y - 2, 200, 14), Qt::AlignLeft | Qt::AlignTop, top);
+}
+
+void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                                     const TimelineState& s) {
+    const Theme& th = Theme::current();
+    const int contentTop = TimelineViewport::kTopHeight;
+    // The selected finding's ranges, on the rows they concern.
+    if (!s.shaded.empty()) {
+        const QColor shade = th.findingShade();
+        QColor edge = shade;
+        edge.setAlpha(200);
+        for (const auto& iv : s.shaded) {
+            const double a = std::max(vp.xOf(iv.start), double(TimelineViewport::kHeaderWidth));
+            const double b = std::min(vp.xOf(iv.end), double(vp.width));
+            if (b < a) continue;
+            const double w = std::max(2.0, b - a);
+            if (s.shadedRows.empty()) {
+                p.fillRect(QRectF(a, contentTop, w, vp.height - contentTop), shade);
+            } else {
+                for (int ri : s.shadedRows) {
+                    const TimelineRow& r = layout.rows()[static_cast<size_t>(ri)];
+                    if (!r.visible || r.height == 0) continue;
+                    p.fillRect(QRectF(a, vp.yOf(r.y), w, r.height), shade);
+                }
+            }
+            p.setPen(QPen(edge, 1, Qt::DashLine));
+            p.drawLine(QPointF(a, contentTop), QPointF(a, vp.height));
+            p.drawLine(QPointF(a + w, contentTop), QPointF(a + w, vp.height));
+            if (w > 60 && !s.shadeLabel.isEmpty()) {
+                QRectF lr(a + 3, contentTop + 2, std::min(w - 6, 360.0), 16);
+                p.fillRect(lr, th.dark ? QColor(60, 20, 20, 200) : QColor(255, 235, 232, 230));
+                p.setPen(th.dark ? QColor(255, 180, 170) : QColor(160, 30, 20));
+                p.drawText(lr.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           QFontMetrics(p.font()).elidedText(s.shadeLabel, Qt::ElideRight, int(lr.width()) - 6));
+            }
+        }
+    }
+    if (s.hasRange) {
+        const double a = vp.xOf(s.rangeStart), b = vp.xOf(s.rangeEnd);
+        p.fillRect(QRectF(a, contentTop, std::max(1.0, b - a), vp.height - contentTop), th.rangeSelection);
+    }
+    if (s.selected.valid()) {
+        const QRectF r = sliceRect(layout, vp, s.selected);
+        if (r.isValid()) {
+            p.setPen(QPen(th.selection, 2));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(r.adjusted(-1, -1, 1, 1));
+        }
+        // Launch <-> GPU work arrow.
+        const Trace& t = *layout.trace();
+        SliceId from, to;
+        if (isGpuSide(t.slices().kind[s.selected.index()])) {
+            from = t.launchOf(s.selected);
+            to = s.selected;
+        } else if (isLaunchSide(t.slices().kind[s.selected.index()])) {
+            const auto work = t.gpuWorkOf(s.selected);
+            from = s.selected;
+            if (!work.empty()) to = work.front().slice;
+        }
+        if (from.valid() && to.valid()) {
+            const QRectF a = sliceRect(layout, vp, from), b = sliceRect(layout, vp, to);
+            if (a.isValid() && b.isValid()) {
+                const QPointF pa(a.left(), a.center().y()), pb(b.left(), b.center().y());
+                QPainterPath path(pa);
+                path.cubicTo(pa + QPointF(30, 0), pb - QPointF(30, 0), pb);
+                p.setRenderHint(QPainter::Antialiasing, true);
+                p.setPen(QPen(th.flowArrow, 1.6));
+                p.drawPath(path);
+                const QPointF dir(1, 0);
+                QPolygonF head;
+                head << pb << pb - QPointF(7, 4) << pb - QPointF(7, -4);
+                p.setBrush(th.flowArrow);
+                p.drawPolygon(head);
+                p.setRenderHint(QPainter::Antialiasing, false);
+                (void)dir;
+            }
+        }
+    }
+}
+
+void TimelineRenderer::paintHeaders(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp) {
+    const Theme& th = Theme::current();
+    const int W = TimelineViewport::kHeaderWidth;
+    p.fillRect(QRect(0, TimelineViewport::kTopHeight, W, vp.height), th.headerBackground);
+    p.save();
+    p.setClipRect(QRect(0, TimelineViewport::kTopHeight, W, vp.height - TimelineViewport::kTopHeight));
+    const int top = vp.scrollY, bottom = vp.scrollY + vp.height - TimelineViewport::kTopHeight;
+    QFont bold = p.font();
+    bold.setBold(true);
+    const QFont normal = p.font();
+    for (const TimelineRow& r : layout.rows()) {
+        if (!r.visible || r.y + r.height < top) continue;
+        if (r.y > bottom) break;
+        const int y = vp.yOf(r.y);
+        if (r.kind == RowKind::Group) {
+            const bool collapsed = layout.groups()[static_cast<size_t>(r.group)].collapsed;
+            p.fillRect(QRect(0, y, vp.width, r.height), th.headerBackground);
+            p.setPen(th.text);
+            p.setFont(bold);
+            QPolygon tri;
+            if (collapsed) tri << QPoint(8, y + 7) << QPoint(14, y + 12) << QPoint(8, y + 17);
+            else tri << QPoint(6, y + 9) << QPoint(16, y + 9) << QPoint(11, y + 15);
+            p.setBrush(th.mutedText);
+            p.setPen(Qt::NoPen);
+            p.drawPolygon(tri);
+            p.setPen(th.text);
+            p.drawText(QRect(22, y, W - 26, r.height), Qt::AlignVCenter | Qt::AlignLeft,
+                       QFontMetrics(bold).elidedText(r.label, Qt::ElideRight, W - 28));
+            p.setFont(normal);
+            continue;
+        }
+        p.setPen(th.text);
+        const QRect box(16, y, W - 20, std::min(r.height, 20));
+        p.drawText(box, Qt::AlignVCenter | Qt::AlignLeft, QFontMetrics(normal).elidedText(r.label, Qt::ElideRight, box.width()));
+        if (!r.sublabel.isEmpty() && r.height >= 36) {
+            p.setPen(th.mutedText);
+            p.drawText(QRect(16, y + 18, W - 20, 16), Qt::AlignVCenter | Qt::AlignLeft, r.sublabel);
+        }
+        p.setPen(th.grid);
+        p.drawLine(0, y + r.height - 1, W, y + r.height - 1);
+    }
+    p.restore();
+    p.setPen(th.grid);
+    p.drawLine(W - 1, TimelineViewport::kTopHeight, W - 1, vp.height);
+}
+
+void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                                  const TimelineState& s) {
+    const Theme& th = Theme::current();
+    const int W = TimelineViewport::kHeaderWidth, RH = TimelineViewport::kRulerHeight;
+    p.fillRect(QRect(0, 0, vp.width, TimelineViewport::kTopHeight), th.ruler);
+    // Legend in the corner.
+    int lx = 8, ly = 5;
+    QFont small = p.font();
+    small.setPointSizeF(std::max(6.5, small.pointSizeF() - 1.5));
+    p.setFont(small);
+    const QFontMetrics fm(small);
+    for (const LegendEntry& e : legendEntries()) {
+        const int w = fm.horizontalAdvance(e.label) + 16;
+        if (lx + w > W - 4) {
+            lx = 8;
+            ly += 14;
+            if (ly > TimelineViewport::kTopHeight - 12) break;
+        }
+        p.fillRect(QRect(lx, ly + 2, 9, 9), th.kindColor(e.kind));
+        p.setPen(th.mutedText);
+        p.drawText(QRect(lx + 12, ly, w, 13), Qt::AlignVCenter | Qt::AlignLeft, e.label);
+        lx += w + 4;
+    }
+    // Ticks.
+    p.save();
+    p.setClipRect(QRect(W, 0, vp.contentWidth(), TimelineViewport::kTopHeight));
+    const int64_t step = tickStep(vp.nsPerPx, 90);
+    const int64_t origin = s.timeOrigin;
+    int64_t first = vp.startNs - origin;
+    first = (first >= 0 ? first / step : (first - step + 1) / step) * step;
+    p.setPen(th.mutedText);
+    for (int64_t rel = first; origin + rel < vp.endNs(); rel += step) {
+        const double x = vp.xOf(origin + rel);
+        p.drawLine(QPointF(x, RH - 7), QPointF(x, RH));
+        if (x >= W) p.drawText(QRectF(x + 3, 2, 120, RH - 6), Qt::AlignLeft | Qt::AlignVCenter, formatTime(rel, step));
+        for (int k = 1; k < 5; ++k) {
+            const double xm = vp.xOf(origin + rel + step * k / 5);
+            p.drawLine(QPointF(xm, RH - 3), QPointF(xm, RH));
+        }
+    }
+    // Steps band.
+    if (const analysis::AnalysisResult* a = layout.analysis()) {
+        const QRect band(W, RH, vp.contentWidth(), TimelineViewport::kStepBandHeight);
+        int k = 0;
+        for (const auto& st : a->steps) {
+            const double x0 = vp.xOf(st.startNs), x1 = vp.xOf(st.endNs);
+            if (x1 < W || x0 > vp.width) {
+                ++k;
+                continue;
+            }
+            const QRectF r(x0, band.top() + 1, std::max(1.0, x1 - x0), band.height() - 2);
+            p.fillRect(r, (k++ % 2) ? th.stepBand : th.stepBand.darker(th.dark ? 80 : 106));
+            if (r.width() > 44) {
+                p.setPen(th.text);
+                p.drawText(r.adjusted(4, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           fm.elidedText(QString("ProfilerStep#%1").arg(st.number), Qt::ElideRight, int(r.width()) - 6));
+            }
+        }
+    }
+    if (s.hasRange) {
+        const double a = vp.xOf(s.rangeStart), b = vp.xOf(s.rangeEnd);
+        p.fillRect(QRectF(a, 0, std::max(1.0, b - a), RH), th.rangeSelection.darker(110));
+    }
+    p.restore();
+    p.setPen(th.grid);
+    p.drawLine(0, TimelineViewport::kTopHeight - 1, vp.width, TimelineViewport::kTopHeight - 1);
+}
+
+QRectF TimelineRenderer::sliceRect(const TimelineLayout& layout, const TimelineViewport& vp, SliceId slice) {
+    if (!slice.valid() || !layout.trace()) return {};
+    const SliceTable& sl = layout.trace()->slices();
+    const int ri = layout.rowOfTrack(sl.track[slice.index()]);
+    if (ri < 0) return {};
+    const TimelineRow& r = layout.rows()[static_cast<size_t>(ri)];
+    if (!r.visible || r.height == 0) return {};
+    const int lane = std::min<int>(sl.depth[slice.index()], r.lanes - 1);
+    const double x0 = vp.xOf(sl.start[slice.index()]);
+    const double x1 = std::max(x0 + 2, vp.xOf(sl.start[slice.index()] + sl.dur[slice.index()]));
+    return QRectF(x0, vp.yOf(r.y) + 2 + lane * kLane, x1 - x0, kLane - 2);
+}
+
+SliceId TimelineRenderer::hitTest(const TimelineLayout& layout, const TimelineViewport& vp, double x, double y) {
+    if (!layout.trace() || x < TimelineViewport::kHeaderWidth || y < TimelineViewport::kTopHeight) return {};
+    const int contentY = static_cast<int>(y) - TimelineViewport::kTopHeight + vp.scrollY;
+    const int ri = layout.rowAt(contentY);
+    if (ri < 0) return {};
+    const TimelineRow& r = layout.rows()[static_cast<size_t>(ri)];
+    if (r.kind != RowKind::Slices) return {};
+    const int lane = (contentY - r.y - 2) / kLane;
+    if (lane < 0 || lane >= r.lanes) return {};
+    const SliceTable& sl = layout.trace()->slices();
+    const std::vector<uint32_t>& ln = layout.lane(r.track, lane);
+    const int64_t t = vp.nsAt(x);
+    const int64_t tol = static_cast<int64_t>(3 * vp.nsPerPx);
+    auto it = std::upper_bound(ln.begin(), ln.end(), t, [&sl](int64_t v, uint32_t i) { return v < sl.start[i]; });
+    SliceId best;
+    int64_t bestDist = tol + 1;
+    for (auto c : {it, it == ln.begin() ? it : std::prev(it)}) {
+        if (c == ln.end()) continue;
+        const int64_t s0 = sl.start[*c], s1 = s0 + sl.dur[*c];
+        const int64_t dist = t < s0 ? s0 - t : t > s1 ? t - s1 : 0;
+        if (dist < bestDist) best = SliceId(*c), bestDist = dist;
+    }
+    return best;
+}
+
+QColor TimelineRenderer::sliceColor(const Trace& t, SliceId slice) {
+    const SliceTable& sl = t.slices();
+    return Theme::current().eventColor(sl.kind[slice.index()], nameHash(sl.name[slice.index()]));
+}
+
+} // namespace stallscope::gui

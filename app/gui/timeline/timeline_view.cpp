@@ -1,0 +1,379 @@
+#include "timeline_view.h"
+
+#include "../theme.h"
+
+#include <QKeyEvent>
+#include <QPainter>
+#include <QScrollBar>
+#include <QToolTip>
+
+#include <algorithm>
+#include <cmath>
+
+namespace stallscope::gui {
+
+using namespace model;
+
+namespace {
+QString durationText(int64_t ns) {
+    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 3) + " s";
+    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 3) + " ms";
+    if (ns >= 1'000) return QString::number(double(ns) / 1e3, 'f', 3) + " µs";
+    return QString::number(ns) + " ns";
+}
+} // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+    setFocusPolicy(Qt::StrongFocus);
+    setMouseTracking(true);
+    setAttribute(Qt::WA_OpaquePaintEvent);
+    setMinimumSize(400, 200);
+    m_vscroll = new QScrollBar(Qt::Vertical, this);
+    connect(m_vscroll, &QScrollBar::valueChanged, this, [this](int v) {
+        m_vp.scrollY = v;
+        update();
+    });
+}
+
+void TimelineView::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis,
+                           std::shared_ptr<const TimelineIndex> index) {
+    m_layout.build(std::move(trace), std::move(analysis), std::move(index));
+    m_state = {};
+    m_matches.clear();
+    m_matchIndex = -1;
+    m_vp.scrollY = 0;
+    if (m_layout.analysis()) m_state.timeOrigin = m_layout.analysis()->window.startNs;
+    else if (m_layout.trace()) m_state.timeOrigin = m_layout.trace()->startNs();
+    fitAll();
+    updateScrollBar();
+}
+
+void TimelineView::resizeEvent(QResizeEvent*) {
+    const int sw = m_vscroll->sizeHint().width();
+    m_vscroll->setGeometry(width() - sw, TimelineViewport::kTopHeight, sw, height() - TimelineViewport::kTopHeight);
+    m_vp.width = width() - sw;
+    m_vp.height = height();
+    updateScrollBar();
+}
+
+void TimelineView::updateScrollBar() {
+    const int page = std::max(1, height() - TimelineViewport::kTopHeight);
+    m_vscroll->setPageStep(page);
+    m_vscroll->setSingleStep(TimelineLayout::kLaneHeight * 2);
+    m_vscroll->setRange(0, std::max(0, m_layout.totalHeight() - page));
+    m_vp.scrollY = m_vscroll->value();
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    m_renderer.paint(p, m_layout, m_vp, m_state);
+    // The corner above the scroll bar, next to the ruler.
+    p.fillRect(QRect(m_vp.width, 0, width() - m_vp.width, TimelineViewport::kTopHeight), Theme::current().ruler);
+    if (!m_layout.trace()) {
+        p.setPen(Theme::current().mutedText);
+        p.drawText(rect(), Qt::AlignCenter,
+                   tr("Open a torch.profiler trace (File ▸ Open, or drop a .json, .json.gz or log folder here)"));
+    }
+}
+
+void TimelineView::clampView() {
+    const int64_t span = std::max<int64_t>(1, m_layout.endNs() - m_layout.startNs());
+    m_vp.nsPerPx = std::clamp(m_vp.nsPerPx, 0.01, double(span) * 4 / m_vp.contentWidth() + 1);
+    const int64_t visible = static_cast<int64_t>(m_vp.nsPerPx * m_vp.contentWidth());
+    m_vp.startNs = std::clamp(m_vp.startNs, m_layout.startNs() - visible / 2, m_layout.endNs() - visible / 2);
+}
+
+void TimelineView::zoomTo(int64_t lo, int64_t hi, double margin) {
+    if (hi <= lo) hi = lo + 1000;
+    const double span = double(hi - lo);
+    m_vp.nsPerPx = std::max(0.01, span * (1 + 2 * margin) / m_vp.contentWidth());
+    m_vp.startNs = lo - static_cast<int64_t>(span * margin);
+    clampView();
+    update();
+    Q_EMIT viewChanged();
+}
+
+void TimelineView::zoomBy(double factor, double x) {
+    x = std::clamp(x, double(TimelineViewport::kHeaderWidth), double(m_vp.width));
+    const int64_t anchor = m_vp.nsAt(x);
+    m_vp.nsPerPx = std::max(0.01, m_vp.nsPerPx * factor);
+    m_vp.startNs = anchor - static_cast<int64_t>((x - TimelineViewport::kHeaderWidth) * m_vp.nsPerPx);
+    clampView();
+    update();
+    Q_EMIT viewChanged();
+}
+
+void TimelineView::panByPixels(double px) {
+    m_vp.startNs += static_cast<int64_t>(px * m_vp.nsPerPx);
+    clampView();
+    update();
+    Q_EMIT viewChanged();
+}
+
+void TimelineView::fitAll() {
+    if (const analysis::AnalysisResult* a = m_layout.analysis(); a && a->window.length() > 0)
+        zoomTo(a->window.startNs, a->window.endNs, 0.01);
+    else
+        zoomTo(m_layout.startNs(), m_layout.endNs(), 0.01);
+}
+
+void TimelineView::fitSelection() {
+    if (m_state.selected.valid()) {
+        const SliceTable& s = m_layout.trace()->slices();
+        zoomTo(s.start[m_state.selected.index()], s.start[m_state.selected.index()] + s.dur[m_state.selected.index()], 0.1);
+    } else if (m_state.hasRange) {
+        zoomTo(m_state.rangeStart, m_state.rangeEnd, 0.02);
+    } else if (!m_state.shaded.empty()) {
+        zoomTo(m_state.shaded.front().start, m_state.shaded.back().end, 0.05);
+    }
+}
+
+void TimelineView::scrollToRow(int row) {
+    if (row < 0 || static_cast<size_t>(row) >= m_layout.rows().size()) return;
+    const TimelineRow& r = m_layout.rows()[static_cast<size_t>(row)];
+    const int page = height() - TimelineViewport::kTopHeight;
+    if (r.y < m_vp.scrollY || r.y + std::min(r.height, page) > m_vp.scrollY + page)
+        m_vscroll->setValue(std::max(0, r.y - page / 4));
+}
+
+void TimelineView::selectSlice(SliceId slice, bool reveal) {
+    m_state.selected = slice;
+    if (slice.valid() && reveal) {
+        const SliceTable& s = m_layout.trace()->slices();
+        const TrackId track = s.track[slice.index()];
+        const int row = m_layout.rowOfTrack(track);
+        if (row >= 0) {
+            const int group = m_layout.rows()[static_cast<size_t>(row)].group;
+            if (group >= 0 && m_layout.groups()[static_cast<size_t>(group)].collapsed) {
+                m_layout.setCollapsed(group, false);
+                updateScrollBar();
+            }
+            scrollToRow(row);
+        }
+        const int64_t a = s.start[slice.index()], b = a + s.dur[slice.index()];
+        if (a < m_vp.startNs || b > m_vp.endNs() || double(b - a) / m_vp.nsPerPx < 4)
+            zoomTo(a, std::max(b, a + 1000), std::max(0.1, 2.0));
+    }
+    update();
+    Q_EMIT sliceSelected(slice);
+}
+
+void TimelineView::setRange(int64_t lo, int64_t hi) {
+    m_state.hasRange = hi > lo;
+    m_state.rangeStart = std::min(lo, hi);
+    m_state.rangeEnd = std::max(lo, hi);
+    update();
+    if (m_state.hasRange) Q_EMIT rangeSelected(m_state.rangeStart, m_state.rangeEnd);
+}
+
+void TimelineView::clearSelection() {
+    m_state.selected = {};
+    m_state.hasRange = false;
+    update();
+    Q_EMIT sliceSelected({});
+}
+
+void TimelineView::showFinding(const analysis::Finding* f) {
+    m_state.shaded.clear();
+    m_state.shadedRows.clear();
+    m_state.shadeLabel.clear();
+    if (f) {
+        m_state.shaded = f->ranges;
+        if (f->device >= 0) m_state.shadedRows = m_layout.rowsForDevice(f->device);
+        m_state.shadeLabel = QString::fromStdString(std::string(analysis::findingKindName(f->kind)));
+        if (!m_state.shaded.empty()) {
+            // Zoom to the finding's largest range, with its neighbours in view.
+            auto largest = std::max_element(m_state.shaded.begin(), m_state.shaded.end(),
+                                            [](const auto& a, const auto& b) { return a.length() < b.length(); });
+            const int64_t span = largest->length();
+            zoomTo(largest->start - span / 2, largest->end + span / 2, 0.02);
+        }
+        if (!m_state.shadedRows.empty()) scrollToRow(m_state.shadedRows.front());
+    }
+    update();
+}
+
+void TimelineView::toggleGroup(int group) {
+    if (group < 0) return;
+    m_layout.setCollapsed(group, !m_layout.groups()[static_cast<size_t>(group)].collapsed);
+    updateScrollBar();
+    update();
+}
+
+size_t TimelineView::setSearch(const QString& text) {
+    m_matches.clear();
+    m_matchIndex = -1;
+    m_state.searchMatch.clear();
+    const Trace* t = m_layout.trace();
+    if (!t || text.trimmed().isEmpty()) {
+        update();
+        return 0;
+    }
+    const std::string needle = text.trimmed().toLower().toStdString();
+    const StringPool& pool = t->strings();
+    m_state.searchMatch.assign(pool.size(), 0);
+    bool any = false;
+    for (uint32_t i = 1; i < pool.size(); ++i) {
+        const std::string_view s = pool.view(StringId(i));
+        auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+        });
+        if (it != s.end()) m_state.searchMatch[i] = 1, any = true;
+    }
+    if (any) {
+        const SliceTable& sl = t->slices();
+        for (uint32_t i = 0; i < sl.size(); ++i)
+            if (m_state.searchMatch[sl.name[i].index()]) m_matches.push_back(i);
+        std::sort(m_matches.begin(), m_matches.end(), [&sl](uint32_t a, uint32_t b) { return sl.start[a] < sl.start[b]; });
+    }
+    update();
+    return m_matches.size();
+}
+
+void TimelineView::nextMatch(bool forward) {
+    if (m_matches.empty()) return;
+    const SliceTable& sl = m_layout.trace()->slices();
+    if (m_matchIndex < 0) {
+        const int64_t from = m_state.selected.valid() ? sl.start[m_state.selected.index()] : m_vp.nsAt(m_vp.width / 2.0);
+        auto it = std::lower_bound(m_matches.begin(), m_matches.end(), from,
+                                   [&sl](uint32_t i, int64_t v) { return sl.start[i] < v; });
+        m_matchIndex = static_cast<int>(it - m_matches.begin());
+        if (!forward) --m_matchIndex;
+    } else {
+        m_matchIndex += forward ? 1 : -1;
+    }
+    const int n = static_cast<int>(m_matches.size());
+    m_matchIndex = ((m_matchIndex % n) + n) % n;
+    selectSlice(SliceId(m_matches[static_cast<size_t>(m_matchIndex)]), true);
+}
+
+double TimelineView::anchorX() const {
+    const QPoint p = mapFromGlobal(QCursor::pos());
+    if (rect().contains(p) && p.x() >= TimelineViewport::kHeaderWidth) return p.x();
+    return TimelineViewport::kHeaderWidth + m_vp.contentWidth() / 2.0;
+}
+
+void TimelineView::wheelEvent(QWheelEvent* e) {
+    const QPoint d = e->angleDelta();
+    if (e->modifiers() & Qt::ControlModifier) {
+        zoomBy(std::pow(0.85, d.y() / 120.0), e->position().x());
+    } else if ((e->modifiers() & Qt::ShiftModifier) || std::abs(d.x()) > std::abs(d.y())) {
+        panByPixels(-(d.x() ? d.x() : d.y()) / 2.0);
+    } else {
+        m_vscroll->setValue(m_vscroll->value() - d.y() / 2);
+    }
+    e->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* e) {
+    setFocus();
+    if (e->button() != Qt::LeftButton) return;
+    const QPoint pos = e->position().toPoint();
+    m_pressPos = pos;
+    m_pressStartNs = m_vp.startNs;
+    m_pressScrollY = m_vp.scrollY;
+    if (pos.x() < TimelineViewport::kHeaderWidth && pos.y() >= TimelineViewport::kTopHeight) {
+        const int ri = m_layout.rowAt(pos.y() - TimelineViewport::kTopHeight + m_vp.scrollY);
+        if (ri >= 0 && m_layout.rows()[static_cast<size_t>(ri)].kind == RowKind::Group)
+            toggleGroup(m_layout.rows()[static_cast<size_t>(ri)].group);
+        return;
+    }
+    if (pos.y() < TimelineViewport::kTopHeight || (e->modifiers() & Qt::ShiftModifier)) {
+        m_drag = Drag::Range;
+        m_rangeAnchor = m_vp.nsAt(pos.x());
+        return;
+    }
+    m_drag = Drag::Pending;
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* e) {
+    const QPoint pos = e->position().toPoint();
+    if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > 4) m_drag = Drag::Pan;
+    if (m_drag == Drag::Pan) {
+        m_vp.startNs = m_pressStartNs - static_cast<int64_t>((pos.x() - m_pressPos.x()) * m_vp.nsPerPx);
+        clampView();
+        m_vscroll->setValue(m_pressScrollY - (pos.y() - m_pressPos.y()));
+        update();
+        Q_EMIT viewChanged();
+    } else if (m_drag == Drag::Range) {
+        const int64_t now = m_vp.nsAt(std::max(pos.x(), TimelineViewport::kHeaderWidth));
+        m_state.hasRange = true;
+        m_state.rangeStart = std::min(now, m_rangeAnchor);
+        m_state.rangeEnd = std::max(now, m_rangeAnchor);
+        update();
+    }
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
+    const QPoint pos = e->position().toPoint();
+    if (m_drag == Drag::Pending) {
+        // A click on the steps band zooms to that step; on an event selects it.
+        if (pos.y() >= TimelineViewport::kRulerHeight && pos.y() < TimelineViewport::kTopHeight && m_layout.analysis()) {
+            const int64_t t = m_vp.nsAt(pos.x());
+            for (const auto& st : m_layout.analysis()->steps)
+                if (t >= st.startNs && t < st.endNs) zoomTo(st.startNs, std::max(st.endNs, st.gpuEndNs), 0.02);
+        } else {
+            selectSlice(TimelineRenderer::hitTest(m_layout, m_vp, pos.x(), pos.y()), false);
+        }
+    } else if (m_drag == Drag::Range) {
+        if (m_state.rangeEnd - m_state.rangeStart > static_cast<int64_t>(2 * m_vp.nsPerPx))
+            setRange(m_state.rangeStart, m_state.rangeEnd);
+        else {
+            m_state.hasRange = false;
+            update();
+        }
+    }
+    m_drag = Drag::None;
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent* e) {
+    const SliceId s = TimelineRenderer::hitTest(m_layout, m_vp, e->position().x(), e->position().y());
+    if (!s.valid()) return;
+    selectSlice(s, false);
+    fitSelection();
+}
+
+void TimelineView::keyPressEvent(QKeyEvent* e) {
+    switch (e->key()) {
+    case Qt::Key_W: zoomBy(0.8, anchorX()); break;
+    case Qt::Key_S: zoomBy(1.25, anchorX()); break;
+    case Qt::Key_A: panByPixels(-m_vp.contentWidth() * 0.15); break;
+    case Qt::Key_D: panByPixels(m_vp.contentWidth() * 0.15); break;
+    case Qt::Key_F: fitSelection(); break;
+    case Qt::Key_0:
+    case Qt::Key_Home: fitAll(); break;
+    case Qt::Key_Escape: clearSelection(); break;
+    case Qt::Key_Up: m_vscroll->setValue(m_vscroll->value() - TimelineLayout::kLaneHeight * 2); break;
+    case Qt::Key_Down: m_vscroll->setValue(m_vscroll->value() + TimelineLayout::kLaneHeight * 2); break;
+    case Qt::Key_PageUp: m_vscroll->setValue(m_vscroll->value() - m_vscroll->pageStep()); break;
+    case Qt::Key_PageDown: m_vscroll->setValue(m_vscroll->value() + m_vscroll->pageStep()); break;
+    default: QWidget::keyPressEvent(e); return;
+    }
+    e->accept();
+}
+
+bool TimelineView::event(QEvent* e) {
+    if (e->type() == QEvent::ToolTip && m_layout.trace()) {
+        auto* he = static_cast<QHelpEvent*>(e);
+        const SliceId s = TimelineRenderer::hitTest(m_layout, m_vp, he->pos().x(), he->pos().y());
+        if (s.valid()) {
+            const Trace& t = *m_layout.trace();
+            const SliceTable& sl = t.slices();
+            const QString name = QString::fromUtf8(t.str(sl.name[s.index()]).data(),
+                                                   static_cast<int>(std::min<size_t>(t.str(sl.name[s.index()]).size(), 400)));
+            QToolTip::showText(he->globalPos(),
+                               QString("<b>%1</b><br>%2 · %3<br>start %4")
+                                   .arg(name.toHtmlEscaped(),
+                                        QString::fromStdString(std::string(t.str(sl.category[s.index()]))).toHtmlEscaped(),
+                                        durationText(sl.dur[s.index()]),
+                                        TimelineRenderer::formatTime(sl.start[s.index()] - m_state.timeOrigin, 1000)),
+                               this);
+        } else {
+            QToolTip::hideText();
+        }
+        return true;
+    }
+    return QWidget::event(e);
+}
+
+} // namespace stallscope::gui

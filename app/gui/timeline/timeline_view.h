@@ -1,0 +1,84 @@
+#pragma once
+// The timeline widget: the renderer plus navigation (W/S/A/D, Ctrl+wheel, drag, F, 0/Home),
+// selection (click an event, drag a range on the ruler or with Shift), search and the
+// shading of a selected finding.
+#include "timeline_layout.h"
+#include "timeline_renderer.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QScrollBar;
+
+namespace stallscope::gui {
+
+class TimelineView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineView(QWidget* parent = nullptr);
+
+    /// Shows a trace; `index` (lanes and counters) is built here when not given.
+    void setData(std::shared_ptr<const model::Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis,
+                 std::shared_ptr<const TimelineIndex> index = nullptr);
+    [[nodiscard]] const TimelineLayout& layout() const { return m_layout; }
+    [[nodiscard]] const TimelineViewport& viewport() const { return m_vp; }
+    [[nodiscard]] const TimelineState& state() const { return m_state; }
+    [[nodiscard]] const RenderStats& renderStats() const { return m_renderer.stats(); }
+
+    void zoomTo(int64_t lo, int64_t hi, double margin = 0.05);
+    void zoomBy(double factor, double anchorX);
+    void panByPixels(double px);
+    void fitAll();
+    void fitSelection();
+    void scrollToRow(int row);
+    void selectSlice(model::SliceId slice, bool reveal);
+    void setRange(int64_t lo, int64_t hi);
+    void clearSelection();
+    /// Shades the finding's ranges on the rows it concerns and zooms to them (null clears).
+    void showFinding(const analysis::Finding* finding);
+    void toggleGroup(int group);
+
+    /// Case-insensitive substring search over event names; returns the number of matches.
+    size_t setSearch(const QString& text);
+    /// Selects the next/previous match after/before the current selection or view centre.
+    void nextMatch(bool forward);
+    [[nodiscard]] size_t matchCount() const { return m_matches.size(); }
+    [[nodiscard]] int currentMatch() const { return m_matchIndex; }
+
+Q_SIGNALS:
+    void sliceSelected(stallscope::model::SliceId slice);
+    void rangeSelected(int64_t start, int64_t end);
+    void viewChanged();
+
+protected:
+    void paintEvent(QPaintEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
+    void wheelEvent(QWheelEvent* e) override;
+    void mousePressEvent(QMouseEvent* e) override;
+    void mouseMoveEvent(QMouseEvent* e) override;
+    void mouseReleaseEvent(QMouseEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
+    void keyPressEvent(QKeyEvent* e) override;
+    bool event(QEvent* e) override;
+
+private:
+    void updateScrollBar();
+    void clampView();
+    [[nodiscard]] double anchorX() const;
+
+    TimelineLayout m_layout;
+    TimelineViewport m_vp;
+    TimelineState m_state;
+    TimelineRenderer m_renderer;
+    QScrollBar* m_vscroll = nullptr;
+    enum class Drag { None, Pending, Pan, Range } m_drag = Drag::None;
+    QPoint m_pressPos;
+    int64_t m_pressStartNs = 0;
+    int m_pressScrollY = 0;
+    int64_t m_rangeAnchor = 0;
+    std::vector<uint32_t> m_matches;  // matching slices by start
+    int m_matchIndex = -1;
+};
+
+} // namespace stallscope::gui

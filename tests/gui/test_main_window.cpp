@@ -1,0 +1,215 @@
+// The main window as a user drives it: open a file on the worker thread, see the top finding
+// selected with its range shaded on the timeline, follow evidence to the event's details,
+// select a range and read its statistics, switch ranks, pick a step, and get a clear banner
+// (never a crash) for files that cannot be read.
+#include "test_support.h"
+#include "trace_text.h"
+
+#include "details_panel.h"
+#include "findings_panel.h"
+#include "load_worker.h"
+#include "main_window.h"
+#include "range_panel.h"
+#include "theme.h"
+#include "timeline/timeline_view.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QLabel>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTextBrowser>
+
+#include <zlib.h>
+
+using namespace stallscope;
+using namespace stallscope::gui;
+using test::TraceText;
+
+namespace {
+
+constexpr int64_t us = 1000;
+
+QString samplePath() {
+    return QString::fromUtf8(std::getenv("STALLSCOPE_SOURCE_DIR")) +
+           "/resources/samples/synthetic_training.pt.trace.json.gz";
+}
+
+std::string gzip(const std::string& text) {
+    uLongf n = compressBound(static_cast<uLong>(text.size())) + 32;
+    std::string out(n, '\0');
+    z_stream z{};
+    deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(text.size());
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    deflate(&z, Z_FINISH);
+    out.resize(z.total_out);
+    deflateEnd(&z);
+    return out;
+}
+
+/// Kernels at 200..300 us and 600..900 us after 0.
+std::string twoKernels() {
+    TraceText t;
+    t.step(0, 0, 1000);
+    t.cpu("aten::conv2d", 100, 300);
+    t.launch("k_conv", 150, 10, 200, 100);
+    t.cpu("aten::relu", 500, 150);
+    t.launch("k_relu", 560, 10, 600, 300);
+    return t.json();
+}
+
+} // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { Theme::apply(*qApp, ThemeMode::Light); }
+
+    void opensOnTheWorkerAndSelectsTheTopFinding() {
+        MainWindow w;
+        w.show();
+        w.openPath(samplePath());
+        QTRY_VERIFY_WITH_TIMEOUT(w.document() != nullptr, 20000);
+        QVERIFY(!w.loading());
+        QVERIFY(!w.errorBanner()->isVisible());
+        const auto& lt = w.document()->traces.front();
+        QVERIFY(!lt.analysis->findings.empty());
+        QCOMPARE(w.findings()->selectedFinding(), 0);
+        const analysis::Finding& top = lt.analysis->findings.front();
+        QCOMPARE(top.kind, analysis::FindingKind::DataLoading);
+        // The timeline shades exactly the finding's ranges and shows the largest one.
+        const auto& shaded = w.timeline()->state().shaded;
+        QCOMPARE(shaded.size(), top.ranges.size());
+        for (size_t i = 0; i < shaded.size(); ++i) {
+            QCOMPARE(shaded[i].start, top.ranges[i].start);
+            QCOMPARE(shaded[i].end, top.ranges[i].end);
+        }
+        const auto largest = *std::max_element(shaded.begin(), shaded.end(),
+                                               [](auto& a, auto& b) { return a.length() < b.length(); });
+        QVERIFY(w.timeline()->viewport().startNs <= largest.start);
+        QVERIFY(w.timeline()->viewport().endNs() >= largest.end);
+        QVERIFY(w.windowTitle().contains("synthetic_training"));
+        // Selecting another finding moves the shading.
+        if (lt.analysis->findings.size() > 1) {
+            w.findings()->selectFinding(1);
+            QCOMPARE(w.timeline()->state().shaded.size(), lt.analysis->findings[1].ranges.size());
+        }
+    }
+
+    void evidenceOpensTheEventsDetails() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.setDocument(doc);
+        const analysis::Finding& top = doc->traces.front().analysis->findings.front();
+        QVERIFY(!top.evidence.empty());
+        Q_EMIT w.findings()->evidenceActivated(top.evidence.front());
+        QCOMPARE(w.timeline()->state().selected, top.evidence.front());
+        QCOMPARE(w.bottomTabs()->currentWidget(), static_cast<QWidget*>(w.details()));
+        const auto& t = *doc->traces.front().entry.trace;
+        const QString name = QString::fromUtf8(t.str(t.slices().name[top.evidence.front().index()]).data());
+        QVERIFY(w.details()->browser()->toPlainText().contains(name.left(40)));
+        // The selected event is in view.
+        const int64_t s = t.slices().start[top.evidence.front().index()];
+        QVERIFY(w.timeline()->viewport().startNs <= s && s <= w.timeline()->viewport().endNs());
+    }
+
+    void aRangeShowsItsBusyTimeAndKernels() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("two.pt.trace.json");
+        test::writeFile(path.toStdString(), twoKernels());
+        QString error;
+        auto doc = LoadWorker::loadNow(path, {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.setDocument(doc);
+        const auto& t = *doc->traces.front().entry.trace;
+        const int64_t t0 = t.slices().start[0];  // the step starts at 0 us
+        w.timeline()->setRange(t0 + 250 * us, t0 + 650 * us);
+        QCOMPARE(w.bottomTabs()->currentWidget(), static_cast<QWidget*>(w.range()));
+        const RangeStats& st = w.range()->stats();
+        QCOMPARE(st.devices.size(), size_t(1));
+        QCOMPARE(st.devices.front().busyNs, 100 * us);  // 50 us of each kernel
+        QCOMPARE(st.kernels.size(), size_t(2));
+        for (const auto& [name, ns] : st.kernels) QCOMPARE(ns, 50 * us);
+        int64_t idle = 0;
+        for (int64_t v : st.devices.front().idleByCause) idle += v;
+        QCOMPARE(idle + st.devices.front().busyNs, 400 * us);  // every idle ns has a cause
+        QVERIFY(w.range()->browser()->toPlainText().contains("k_relu"));
+    }
+
+    void stepComboZoomsToTheStep() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY(doc);
+        MainWindow w;
+        w.setDocument(doc);
+        auto* steps = w.findChild<QComboBox*>("stepsCombo");
+        QVERIFY(steps);
+        const auto& a = *doc->traces.front().analysis;
+        QCOMPARE(steps->count(), int(a.steps.size()) + 1);
+        steps->setCurrentIndex(2);
+        const auto& st = a.steps[1];
+        QVERIFY(w.timeline()->viewport().startNs <= st.startNs);
+        QVERIFY(w.timeline()->viewport().endNs() >= std::max(st.endNs, st.gpuEndNs));
+        QVERIFY(w.timeline()->viewport().endNs() - w.timeline()->viewport().startNs <
+                (std::max(st.endNs, st.gpuEndNs) - st.startNs) * 11 / 10);
+    }
+
+    void ranksOfAFolderCanBeSwitched() {
+        QTemporaryDir dir;
+        const std::string text = twoKernels();
+        test::writeFile(dir.filePath("host_a.123.pt.trace.json.gz").toStdString(), gzip(text));
+        test::writeFile(dir.filePath("host_b.456.pt.trace.json.gz").toStdString(), gzip(text));
+        QString error;
+        auto doc = LoadWorker::loadNow(dir.path(), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->traces.size(), size_t(2));
+        MainWindow w;
+        w.setDocument(doc);
+        QCOMPARE(w.currentRank(), 0);
+        const model::Trace* first = w.timeline()->layout().trace();
+        w.showRank(1);
+        QCOMPARE(w.currentRank(), 1);
+        QVERIFY(w.timeline()->layout().trace() != first);
+        QCOMPARE(w.timeline()->layout().trace(), doc->traces[1].entry.trace.get());
+    }
+
+    void unreadableFilesShowABannerNotACrash_data() {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("expect");
+        const std::string gz = gzip(twoKernels());
+        QTest::newRow("truncated gzip") << QByteArray::fromStdString(gz.substr(0, gz.size() / 2)) << "cut.pt.trace.json.gz"
+                                        << "gzip";
+        QTest::newRow("not a trace") << QByteArray("hello, world\n") << "notes.json" << "";
+        QTest::newRow("empty") << QByteArray() << "empty.json" << "";
+        QTest::newRow("missing") << QByteArray() << "" << "";
+    }
+    void unreadableFilesShowABannerNotACrash() {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, name);
+        QFETCH(QString, expect);
+        QTemporaryDir dir;
+        const QString path = name.isEmpty() ? dir.filePath("does-not-exist.json") : dir.filePath(name);
+        if (!name.isEmpty()) test::writeFile(path.toStdString(), bytes.toStdString());
+        MainWindow w;
+        w.show();
+        w.openPath(path);
+        QTRY_VERIFY_WITH_TIMEOUT(w.errorBanner()->isVisible(), 20000);
+        QVERIFY(w.document() == nullptr);
+        const QString text = w.errorBanner()->text();
+        QVERIFY2(text.startsWith("Could not open"), qPrintable(text));
+        if (!expect.isEmpty()) QVERIFY2(text.contains(expect, Qt::CaseInsensitive), qPrintable(text));
+        QVERIFY(text.size() > QString("Could not open ").size() + 8);  // there is a reason
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

@@ -1,0 +1,286 @@
+// The timeline: lanes, viewport maths, hit testing, navigation keys, range selection, the
+// level-of-detail bound and the colours actually painted (offscreen pixels).
+#include "trace_text.h"
+
+#include "theme.h"
+#include "timeline/timeline_view.h"
+
+#include "stallscope/analysis/analysis.h"
+
+#include <QApplication>
+#include <QImage>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace stallscope;
+using namespace stallscope::gui;
+using model::SliceId;
+using test::TraceText;
+
+namespace {
+
+constexpr int64_t us = 1000;
+
+/// One step: conv2d launches k_conv (200..300 us) with a 1 us launch call, relu launches
+/// k_relu (600..900 us).
+std::shared_ptr<const model::Trace> smallTrace() {
+    TraceText t;
+    t.step(0, 0, 1000);
+    t.cpu("aten::conv2d", 100, 300);
+    t.launch("k_conv", 150, 1, 200, 100);
+    t.cpu("aten::relu", 500, 150);
+    t.launch("k_relu", 560, 10, 600, 300);
+    return t.load();
+}
+
+SliceId sliceNamed(const model::Trace& t, std::string_view name) {
+    const auto& s = t.slices();
+    for (size_t i = 0; i < s.size(); ++i)
+        if (t.str(s.name[i]) == name) return SliceId(static_cast<uint32_t>(i));
+    return {};
+}
+
+struct Fixture {
+    std::shared_ptr<const model::Trace> trace;
+    std::shared_ptr<const analysis::AnalysisResult> analysis;
+    std::unique_ptr<TimelineView> view;
+
+    explicit Fixture(std::shared_ptr<const model::Trace> t) : trace(std::move(t)) {
+        analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*trace));
+        view = std::make_unique<TimelineView>();
+        view->resize(1200, 600);
+        view->setData(trace, analysis);
+        view->show();
+        QCoreApplication::processEvents();
+    }
+    QImage paint() const { return view->grab().toImage(); }
+};
+
+} // namespace
+
+class TestTimeline : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void initTestCase() { Theme::apply(*qApp, ThemeMode::Light); }
+
+    void lanesHoldEverySliceOnceSortedAndDisjoint() {
+        Fixture f(smallTrace());
+        QVERIFY(f.trace);
+        const auto& s = f.trace->slices();
+        size_t inLanes = 0;
+        for (const TimelineRow& r : f.view->layout().rows()) {
+            if (r.kind != RowKind::Slices) continue;
+            for (int d = 0; d < r.lanes; ++d) {
+                const auto& lane = f.view->layout().lane(r.track, d);
+                inLanes += lane.size();
+                for (size_t i = 0; i < lane.size(); ++i) {
+                    QCOMPARE(s.track[lane[i]], r.track);
+                    QCOMPARE(int(s.depth[lane[i]]), d);
+                    if (i) QVERIFY(s.start[lane[i]] >= s.end(lane[i - 1]));
+                }
+            }
+        }
+        QCOMPARE(inLanes, s.size());
+        // One process group and one GPU group.
+        QCOMPARE(f.view->layout().groups().size(), size_t(2));
+        QVERIFY(f.view->layout().rowsForDevice(0).size() >= 2);  // the stream and the launching thread
+    }
+
+    void viewportMapsTimeToPixelsAndBack() {
+        Fixture f(smallTrace());
+        f.view->zoomTo(f.trace->slices().start[0], f.trace->slices().start[0] + 1000 * us, 0);
+        const TimelineViewport& vp = f.view->viewport();
+        QCOMPARE(vp.xOf(f.trace->slices().start[0]), double(TimelineViewport::kHeaderWidth));
+        QVERIFY(std::abs(vp.xOf(f.trace->slices().start[0] + 1000 * us) - vp.width) < 1.5);
+        for (double x : {300.0, 640.5, 1100.0}) QVERIFY(std::abs(vp.xOf(vp.nsAt(x)) - x) < 0.01);
+    }
+
+    void clickSelectsTheEventUnderTheMouse() {
+        Fixture f(smallTrace());
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 1000 * us, 0);
+        const SliceId k = sliceNamed(*f.trace, "k_conv");
+        QVERIFY(k.valid());
+        const QRectF r = TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), k);
+        QVERIFY(r.isValid());
+        QSignalSpy spy(f.view.get(), &TimelineView::sliceSelected);
+        QTest::mouseClick(f.view.get(), Qt::LeftButton, {}, r.center().toPoint());
+        QCOMPARE(spy.count(), 1);
+        QCOMPARE(spy.at(0).at(0).value<SliceId>(), k);
+        QCOMPARE(f.view->state().selected, k);
+        // A click on empty space clears the selection.
+        QTest::mouseClick(f.view.get(), Qt::LeftButton, {}, QPoint(f.view->width() - 30, f.view->height() - 10));
+        QVERIFY(!f.view->state().selected.valid());
+    }
+
+    void narrowEventsAreStillHittable() {
+        Fixture f(smallTrace());
+        f.view->fitAll();
+        // Zoom out so that the 1 us launch call is well under one pixel wide.
+        f.view->zoomBy(20, TimelineViewport::kHeaderWidth);
+        const SliceId launch = sliceNamed(*f.trace, "cudaLaunchKernel");
+        const QRectF r = TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), launch);
+        QVERIFY(double(f.trace->slices().dur[launch.index()]) < f.view->viewport().nsPerPx);
+        const SliceId hit = TimelineRenderer::hitTest(f.view->layout(), f.view->viewport(), r.left() + 2, r.center().y());
+        QVERIFY(hit.valid());
+        QCOMPARE(f.trace->str(f.trace->slices().name[hit.index()]), std::string_view("cudaLaunchKernel"));
+    }
+
+    void keysZoomPanAndFit() {
+        Fixture f(smallTrace());
+        f.view->fitAll();
+        const TimelineViewport before = f.view->viewport();
+        f.view->setFocus();
+        QTest::keyClick(f.view.get(), Qt::Key_W);
+        QVERIFY(std::abs(f.view->viewport().nsPerPx - before.nsPerPx * 0.8) < before.nsPerPx * 1e-6);
+        QTest::keyClick(f.view.get(), Qt::Key_S);
+        QVERIFY(std::abs(f.view->viewport().nsPerPx - before.nsPerPx) < before.nsPerPx * 1e-6);
+        QTest::keyClick(f.view.get(), Qt::Key_W);
+        QTest::keyClick(f.view.get(), Qt::Key_W);
+        const int64_t s0 = f.view->viewport().startNs;
+        QTest::keyClick(f.view.get(), Qt::Key_D);
+        QVERIFY(f.view->viewport().startNs > s0);
+        QTest::keyClick(f.view.get(), Qt::Key_A);
+        QVERIFY(std::abs(f.view->viewport().startNs - s0) <= 2);
+        QTest::keyClick(f.view.get(), Qt::Key_0);
+        QVERIFY(f.view->viewport().startNs <= f.view->layout().startNs());
+        QVERIFY(f.view->viewport().endNs() >= f.view->layout().endNs());
+    }
+
+    void shiftDragSelectsARange() {
+        Fixture f(smallTrace());
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 1000 * us, 0);
+        QSignalSpy spy(f.view.get(), &TimelineView::rangeSelected);
+        const int y = 200, x1 = 400, x2 = 800;
+        const TimelineViewport vp = f.view->viewport();
+        QTest::mousePress(f.view.get(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x1, y));
+        QMouseEvent move(QEvent::MouseMove, QPointF(x2, y), f.view->mapToGlobal(QPointF(x2, y)), Qt::NoButton,
+                         Qt::LeftButton, Qt::ShiftModifier);
+        QCoreApplication::sendEvent(f.view.get(), &move);
+        QTest::mouseRelease(f.view.get(), Qt::LeftButton, Qt::ShiftModifier, QPoint(x2, y));
+        QVERIFY(spy.count() >= 1);
+        const auto last = spy.last();
+        const double tol = vp.nsPerPx * 1.5;
+        QVERIFY(std::abs(double(last.at(0).toLongLong() - vp.nsAt(x1))) <= tol);
+        QVERIFY(std::abs(double(last.at(1).toLongLong() - vp.nsAt(x2))) <= tol);
+        QVERIFY(f.view->state().hasRange);
+    }
+
+    void paintsEventsInTheirKindColours() {
+        Fixture f(smallTrace());
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 1000 * us, 0);
+        const QImage img = f.paint();
+        for (const char* name : {"k_conv", "k_relu", "aten::conv2d"}) {
+            const SliceId s = sliceNamed(*f.trace, name);
+            const QRectF r = TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), s);
+            // Sample near the right end, away from the label text.
+            const QPoint px(static_cast<int>(r.right()) - 3, static_cast<int>(r.top()) + 2);
+            QCOMPARE(img.pixelColor(px).rgb(), TimelineRenderer::sliceColor(*f.trace, s).rgb());
+        }
+    }
+
+    void selectedFindingShadesItsRangeOnItsRows() {
+        // Steps with 400 us of data loading before 200 us of GPU work: a data_loading finding.
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 700;
+            t.step(s, b, 690);
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
+            t.launch("k_compute", b + 450, 5, b + 460, 200);
+        }
+        Fixture f(t.load());
+        const analysis::Finding* dl = nullptr;
+        for (const auto& x : f.analysis->findings)
+            if (x.kind == analysis::FindingKind::DataLoading) dl = &x;
+        QVERIFY(dl);
+        f.view->showFinding(dl);
+        const auto& iv = f.view->state().shaded;
+        QVERIFY(!iv.empty());
+        const TimelineViewport& vp = f.view->viewport();
+        // The view shows the finding's largest range.
+        const auto largest = *std::max_element(iv.begin(), iv.end(), [](auto& a, auto& b) { return a.length() < b.length(); });
+        QVERIFY(vp.startNs <= largest.start && vp.endNs() >= largest.end);
+        const QImage shaded = f.paint();
+        f.view->showFinding(nullptr);
+        f.view->zoomTo(vp.startNs, vp.endNs(), 0);
+        const QImage plain = f.paint();
+        // Inside the range, on the GPU stream row, the shade tints the background red.
+        const auto rows = f.view->layout().rowsForDevice(0);
+        QVERIFY(!rows.empty());
+        int streamRow = -1;
+        for (int ri : rows)
+            if (f.view->layout().rows()[size_t(ri)].kind == RowKind::Slices &&
+                f.trace->tracks()[f.view->layout().rows()[size_t(ri)].track.index()].kind == model::TrackKind::GpuStream)
+                streamRow = ri;
+        QVERIFY(streamRow >= 0);
+        const TimelineRow& row = f.view->layout().rows()[size_t(streamRow)];
+        const int y = vp.yOf(row.y) + row.height / 2;
+        const int xin = static_cast<int>(vp.xOf((largest.start + largest.end) / 2));
+        const QColor a = shaded.pixelColor(xin, y), b = plain.pixelColor(xin, y);
+        QVERIFY2(a != b, "the finding's range is not shaded");
+        QVERIFY(a.red() > a.green() + 20);  // reddish tint
+        // Outside every range the pixels are untouched.
+        const int xout = static_cast<int>(vp.xOf(largest.end)) + 40;
+        bool outside = true;
+        for (const auto& r : iv) outside = outside && !(vp.nsAt(xout) >= r.start && vp.nsAt(xout) < r.end);
+        if (outside && xout < vp.width) QCOMPARE(shaded.pixelColor(xout, y), plain.pixelColor(xout, y));
+    }
+
+    void levelOfDetailBoundsTheWorkPerFrame() {
+        // 200 000 one-microsecond ops on one thread: a fit-all frame must not draw them one by one.
+        TraceText t;
+        t.step(0, 0, 600'000);
+        for (int i = 0; i < 200'000; ++i) t.cpu("aten::add", 10 + int64_t(i) * 2, 1);
+        // A wide op right after the run of narrow ones must be drawn on its own, labelled.
+        t.cpu("aten::big_op", 400'011, 150'000);
+        Fixture f(t.load());
+        f.view->fitAll();
+        (void)f.paint();
+        const RenderStats& st = f.view->renderStats();
+        const size_t bound = st.lanesVisited * size_t(f.view->viewport().contentWidth());
+        QVERIFY2(st.slicesDrawn + st.mergedBlocks <= bound,
+                 qPrintable(QString("%1 drawn + %2 merged > %3").arg(st.slicesDrawn).arg(st.mergedBlocks).arg(bound)));
+        QVERIFY(st.mergedBlocks >= 1);
+        QCOMPARE(st.labels, size_t(2));  // the step and aten::big_op
+        // Zoomed to 40 us, ops are ~20 px wide and drawn one by one, with labels.
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0 + 1000 * us, t0 + 1040 * us, 0);
+        (void)f.paint();
+        QVERIFY(f.view->renderStats().slicesDrawn >= 20);
+        QVERIFY(f.view->renderStats().labels >= 1);
+    }
+
+    void searchCountsAndStepsThroughMatchesInTimeOrder() {
+        Fixture f(smallTrace());
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 100 * us, 0);  // the view centre is before both kernels
+        QCOMPARE(f.view->setSearch("K_"), size_t(2));  // case-insensitive: k_conv, k_relu
+        f.view->nextMatch(true);
+        QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_conv"));
+        f.view->nextMatch(true);
+        QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_relu"));
+        f.view->nextMatch(true);  // wraps around
+        QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_conv"));
+        f.view->nextMatch(false);
+        QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_relu"));
+        // The view follows the selected match.
+        const int64_t ks = f.trace->slices().start[sliceNamed(*f.trace, "k_relu").index()];
+        QVERIFY(f.view->viewport().startNs <= ks && ks < f.view->viewport().endNs());
+        QCOMPARE(f.view->setSearch("no such op"), size_t(0));
+    }
+
+    void tickStepsAreRoundNumbers() {
+        for (double nsPerPx : {0.5, 13.0, 1e3, 7.7e4, 2e6}) {
+            const int64_t step = TimelineRenderer::tickStep(nsPerPx, 90);
+            QVERIFY(double(step) / nsPerPx >= 90);
+            int64_t m = step;
+            while (m % 10 == 0) m /= 10;
+            QVERIFY2(m == 1 || m == 2 || m == 5, qPrintable(QString::number(step)));
+        }
+    }
+};
+
+QTEST_MAIN(TestTimeline)
+#include "test_timeline.moc"
