@@ -1,0 +1,81 @@
+#pragma once
+// The Flame graph tab: a mode chooser (CPU time of the operator stacks, or GPU time by the
+// CPU stack that launched it), a frame search, "Reset zoom" and a line describing the range
+// and totals, above a scrollable FlameGraphWidget. The graph covers the analysis window, or
+// a timeline selection after setRange().
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/flame_graph.h"
+#include "stallscope/model/trace.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+class QHBoxLayout;
+class QLabel;
+class QLineEdit;
+class QScrollArea;
+class QToolButton;
+
+namespace stallscope::gui {
+
+class FlameGraphWidget;
+
+class FlamePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit FlamePanel(QWidget* parent = nullptr);
+
+    /// Shows the analysis window of `trace` (the whole trace when `analysis` is null).
+    void setData(std::shared_ptr<const model::Trace> trace,
+                 std::shared_ptr<const analysis::AnalysisResult> analysis);
+    /// Restricts the graph to the slices starting in [startNs, endNs) (a timeline selection).
+    void setRange(int64_t startNs, int64_t endNs);
+    /// Back to the analysis window.
+    void clearRange();
+
+    void setMode(analysis::FlameMode mode);
+    [[nodiscard]] analysis::FlameMode mode() const;
+    [[nodiscard]] bool hasRange() const { return m_hasRange; }
+
+    [[nodiscard]] FlameGraphWidget* graphWidget() const { return m_graph; }
+    [[nodiscard]] QLineEdit* searchField() const { return m_search; }
+    [[nodiscard]] QLabel* infoLabel() const { return m_info; }
+    /// The line under the graph: the hovered frame, or the zoom and search summary.
+    [[nodiscard]] QLabel* statusLabel() const { return m_status; }
+    /// The full texts of the two labels (they are elided to their width).
+    [[nodiscard]] const QString& infoText() const { return m_infoText; }
+    [[nodiscard]] const QString& statusText() const { return m_statusText; }
+
+Q_SIGNALS:
+    /// A frame was double-clicked (its name; invalid for "all" and "(no launch call)").
+    void frameActivated(stallscope::model::StringId name);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* e) override;
+
+private:
+    QHBoxLayout* buildToolbar();
+    void rebuild();
+    void updateInfo();
+    void updateStatus();
+    [[nodiscard]] QString rangeDescription() const;
+    [[nodiscard]] QString frameSummary(int node) const;
+
+    std::shared_ptr<const model::Trace> m_trace;
+    std::shared_ptr<const analysis::AnalysisResult> m_analysis;
+    bool m_hasRange = false;
+    int64_t m_rangeStart = 0, m_rangeEnd = 0;
+
+    QComboBox* m_mode = nullptr;
+    QLineEdit* m_search = nullptr;
+    QToolButton* m_reset = nullptr;
+    QLabel* m_info = nullptr;
+    QLabel* m_status = nullptr;
+    QString m_infoText, m_statusText; // before elision
+    QScrollArea* m_scroll = nullptr;
+    FlameGraphWidget* m_graph = nullptr;
+};
+
+} // namespace stallscope::gui

@@ -1,0 +1,227 @@
+#include "stats_panel.h"
+
+#include "share_bar_delegate.h"
+#include "stats_models.h"
+#include "theme.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSortFilterProxyModel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace stallscope::gui {
+
+namespace {
+constexpr int kWidthSampleRows = 200;  // rows measured when sizing a numeric column
+constexpr int kShareColumnMinWidth = 110;
+} // namespace
+
+StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_tabs);
+
+    using model::EventKind;
+    m_tabs->addTab(buildPage(KernelsTab, new KernelStatsModel(this), EventKind::Kernel), tr("Kernels"));
+    m_tabs->addTab(buildPage(OperatorsTab, new OperatorStatsModel(this), EventKind::CpuOp), tr("Operators"));
+    m_tabs->addTab(buildPage(CopiesTab, new CopyStatsModel(this), EventKind::Memcpy), tr("Copies"));
+    m_tabs->addTab(buildPage(RuntimeTab, new RuntimeStatsModel(this), EventKind::Runtime), tr("Runtime calls"));
+    m_tabs->setTabToolTip(KernelsTab, tr("GPU kernels by name"));
+    m_tabs->setTabToolTip(OperatorsTab, tr("CPU operators by name, with the GPU time they launched"));
+    m_tabs->setTabToolTip(CopiesTab, tr("Memory copies by direction and memory kinds"));
+    m_tabs->setTabToolTip(RuntimeTab, tr("CUDA runtime and driver calls by name"));
+    for (int t = 0; t < TabCount; ++t) updateSummary(t);
+}
+
+QWidget* StatsPanel::buildPage(int tab, StatsTableModel* source, model::EventKind barKind) {
+    Page& p = m_pages[size_t(tab)];
+    auto* page = new QWidget(m_tabs);
+    p.model = source;
+
+    p.filter = new QLineEdit(page);
+    p.filter->setPlaceholderText(tr("Filter by name"));
+    p.filter->setClearButtonEnabled(true);
+    p.filter->setFixedWidth(fontMetrics().horizontalAdvance(QLatin1Char('M')) * 22);
+    p.filter->setToolTip(tr("Show only rows whose name contains this text (case-insensitive). Esc clears."));
+    p.filter->installEventFilter(this);
+    p.summary = new QLabel(page);
+    p.summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    p.window = new QLabel(page);
+    p.window->setToolTip(tr("The statistics cover the analysis window: events that start inside it."));
+
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 5, 8, 5);
+    bar->setSpacing(12);
+    bar->addWidget(p.filter);
+    bar->addWidget(p.summary, 1);
+    bar->addWidget(p.window);
+
+    p.proxy = new QSortFilterProxyModel(page);
+    p.proxy->setSourceModel(source);
+    p.proxy->setSortRole(SortRole);
+    p.proxy->setFilterKeyColumn(StatsTableModel::nameColumn());
+    p.proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    p.proxy->setSortCaseSensitivity(Qt::CaseInsensitive);
+
+    QTableView* v = p.view = new QTableView(page);
+    v->setModel(p.proxy);
+    v->setItemDelegate(new ShareBarDelegate(barKind, v));
+    v->setFrameShape(QFrame::NoFrame);
+    v->setShowGrid(false);
+    v->setAlternatingRowColors(true);
+    v->setWordWrap(false);
+    v->setTextElideMode(Qt::ElideRight);
+    v->setSelectionBehavior(QAbstractItemView::SelectRows);
+    v->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    v->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    v->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    v->setVerticalScrollMode(QAbstractItemView::ScrollPerPixel);
+    v->setCornerButtonEnabled(false);
+    v->verticalHeader()->hide();
+    v->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    v->verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 6);
+    QHeaderView* h = v->horizontalHeader();
+    h->setHighlightSections(false);
+    h->setSectionsMovable(true);
+    h->setStretchLastSection(false);
+    h->setMinimumSectionSize(40);
+    h->setDefaultAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    h->setSectionResizeMode(QHeaderView::Interactive);
+    h->setSectionResizeMode(StatsTableModel::nameColumn(), QHeaderView::Stretch);
+    v->setSortingEnabled(true);
+    v->sortByColumn(source->defaultSortColumn(), Qt::DescendingOrder);
+    v->installEventFilter(this);
+
+    connect(v, &QTableView::doubleClicked, this, &StatsPanel::request);
+    connect(p.filter, &QLineEdit::textChanged, this, [this, tab](const QString& text) {
+        m_pages[size_t(tab)].proxy->setFilterFixedString(text);
+        updateSummary(tab);
+    });
+
+    auto* layout = new QVBoxLayout(page);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(0);
+    layout->addLayout(bar);
+    layout->addWidget(v, 1);
+    return page;
+}
+
+void StatsPanel::setData(std::shared_ptr<const model::Trace> trace,
+                         std::shared_ptr<const analysis::AnalysisResult> analysis) {
+    const QString window = analysis && trace ? QString::fromStdString(analysis->window.description) : QString();
+    for (int t = 0; t < TabCount; ++t) {
+        Page& p = m_pages[size_t(t)];
+        p.model->setData(trace, analysis);
+        p.window->setText(window.isEmpty() ? QString() : tr("Window: %1").arg(window));
+        QPalette muted = p.window->palette();
+        muted.setColor(QPalette::WindowText, Theme::current().mutedText);  // the theme may have changed
+        p.window->setPalette(muted);
+        p.filter->setEnabled(trace && analysis);
+        fitColumns(t);
+        updateSummary(t);
+    }
+}
+
+QTableView* StatsPanel::view(int tab) const { return m_pages.at(size_t(tab)).view; }
+QLineEdit* StatsPanel::filter(int tab) const { return m_pages.at(size_t(tab)).filter; }
+QAbstractItemModel* StatsPanel::model(int tab) const { return m_pages.at(size_t(tab)).model; }
+QSortFilterProxyModel* StatsPanel::proxy(int tab) const { return m_pages.at(size_t(tab)).proxy; }
+QLabel* StatsPanel::summary(int tab) const { return m_pages.at(size_t(tab)).summary; }
+
+void StatsPanel::fitColumns(int tab) {
+    const Page& p = m_pages[size_t(tab)];
+    QHeaderView* h = p.view->horizontalHeader();
+    const QFontMetrics fm = p.view->fontMetrics();
+    const QFontMetrics hfm = h->fontMetrics();
+    const int rows = std::min(p.proxy->rowCount(), kWidthSampleRows);
+    for (int c = 0; c < p.proxy->columnCount(); ++c) {
+        if (c == StatsTableModel::nameColumn()) continue;
+        // Header text plus room for the sort arrow, or the widest of the biggest values.
+        int w = hfm.horizontalAdvance(p.proxy->headerData(c, Qt::Horizontal).toString()) + 26;
+        for (int r = 0; r < rows; ++r)
+            w = std::max(w, fm.horizontalAdvance(p.proxy->index(r, c).data().toString()) + 16);
+        if (rows > 0 && p.proxy->index(0, c).data(BarRole).isValid()) w = std::max(w, kShareColumnMinWidth);
+        p.view->setColumnWidth(c, w);
+    }
+}
+
+void StatsPanel::updateSummary(int tab) {
+    const Page& p = m_pages[size_t(tab)];
+    std::vector<int> rows;
+    rows.reserve(size_t(p.proxy->rowCount()));
+    for (int r = 0; r < p.proxy->rowCount(); ++r) rows.push_back(p.proxy->mapToSource(p.proxy->index(r, 0)).row());
+    const bool filtered = !p.filter->text().isEmpty();
+    p.summary->setText(p.model->summary(rows, filtered));
+}
+
+void StatsPanel::request(const QModelIndex& proxyIndex) {
+    if (!proxyIndex.isValid()) return;
+    const QVariant v = proxyIndex.siblingAtColumn(StatsTableModel::nameColumn()).data(ExampleSliceRole);
+    if (v.isValid()) Q_EMIT eventRequested(model::SliceId(static_cast<uint32_t>(v.toULongLong())));
+}
+
+void StatsPanel::copySelection(int tab) const {
+    const Page& p = m_pages[size_t(tab)];
+    QModelIndexList rows = p.view->selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    QStringList lines;
+    QStringList cells;
+    for (int c = 0; c < p.proxy->columnCount(); ++c) cells << p.proxy->headerData(c, Qt::Horizontal).toString();
+    lines << cells.join(QLatin1Char('\t'));
+    for (const QModelIndex& r : rows) {
+        cells.clear();
+        for (int c = 0; c < p.proxy->columnCount(); ++c) cells << r.siblingAtColumn(c).data().toString();
+        lines << cells.join(QLatin1Char('\t'));
+    }
+    QApplication::clipboard()->setText(lines.join(QLatin1Char('\n')) + QLatin1Char('\n'));
+}
+
+int StatsPanel::pageOf(const QObject* widget) const {
+    for (int t = 0; t < TabCount; ++t)
+        if (m_pages[size_t(t)].view == widget || m_pages[size_t(t)].filter == widget) return t;
+    return -1;
+}
+
+bool StatsPanel::eventFilter(QObject* watched, QEvent* event) {
+    if (event->type() != QEvent::KeyPress) return QWidget::eventFilter(watched, event);
+    const int tab = pageOf(watched);
+    if (tab < 0) return QWidget::eventFilter(watched, event);
+    const Page& p = m_pages[size_t(tab)];
+    auto* key = static_cast<QKeyEvent*>(event);
+    if (watched == p.view) {
+        if (key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+            request(p.view->currentIndex());
+            return true;
+        }
+        if (key->matches(QKeySequence::Copy)) {
+            copySelection(tab);
+            return true;
+        }
+    } else if (watched == p.filter) {
+        if (key->key() == Qt::Key_Escape && !p.filter->text().isEmpty()) {
+            p.filter->clear();
+            return true;
+        }
+        if (key->key() == Qt::Key_Down || key->key() == Qt::Key_Return || key->key() == Qt::Key_Enter) {
+            // From the filter to the first matching row.
+            p.view->setFocus();
+            if (!p.view->currentIndex().isValid() && p.proxy->rowCount() > 0)
+                p.view->setCurrentIndex(p.proxy->index(0, 0));
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+} // namespace stallscope::gui
