@@ -9,7 +9,7 @@
 // level of detail buys. With --trace FILE it also times the main window's first paint of a
 // real trace (document ready -> pixels).
 //
-//   bench_render [--events N] [--trace FILE]       (prints one JSON line)
+//   bench_render [--events N] [--trace FILE] [--only whole|step|us100]   (prints one JSON line)
 #include "load_worker.h"
 #include "main_window.h"
 #include "theme.h"
@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 
 using namespace stallscope;
 using namespace stallscope::gui;
@@ -157,7 +158,10 @@ double naiveFrame(const TimelineView& v, QImage& img) {
 int main(int argc, char** argv) {
     size_t events = 10'000'000;
     const char* real = nullptr;
+    std::string only;  // profile one zoom: the others run no frames
     for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else
         if (!std::strcmp(argv[i], "--events") && i + 1 < argc) events = std::strtoull(argv[++i], nullptr, 10);
         else if (!std::strcmp(argv[i], "--trace") && i + 1 < argc) real = argv[++i];
     }
@@ -189,9 +193,10 @@ int main(int argc, char** argv) {
     const double firstPaintMs = msSince(t0);
 
     const int64_t whole = v.layout().endNs() - v.layout().startNs();
-    const Frames all = timeFrames(v, img, whole, 12);
-    const Frames step = timeFrames(v, img, syn.stepNs, 12);
-    const Frames narrow = timeFrames(v, img, 100'000, 12);
+    auto frames = [&](const char* zoom) { return only.empty() || only == zoom ? (only.empty() ? 12 : 200) : 1; };
+    const Frames all = timeFrames(v, img, whole, frames("whole"));
+    const Frames step = timeFrames(v, img, syn.stepNs, frames("step"));
+    const Frames narrow = timeFrames(v, img, 100'000, frames("us100"));
     v.fitAll();
     const double naive = naiveFrame(v, img);
 

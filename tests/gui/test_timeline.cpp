@@ -12,6 +12,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
+#include <random>
+
 using namespace stallscope;
 using namespace stallscope::gui;
 using model::SliceId;
@@ -269,6 +271,77 @@ private Q_SLOTS:
         const int64_t ks = f.trace->slices().start[sliceNamed(*f.trace, "k_relu").index()];
         QVERIFY(f.view->viewport().startNs <= ks && ks < f.view->viewport().endNs());
         QCOMPARE(f.view->setSearch("no such op"), size_t(0));
+    }
+
+    void counterRangeQueriesMatchBruteForce() {
+        std::mt19937 rng(7);
+        CounterSeries util, queue;
+        int64_t t = 0;
+        for (int i = 0; i < 3000; ++i) {
+            t += 1 + int64_t(rng() % 50);
+            const int64_t len = 1 + int64_t(rng() % 40);
+            util.busy.push_back({t, t + len});
+            t += len;
+            queue.steps.emplace_back(t - int64_t(rng() % 10), double(rng() % 1000));
+        }
+        std::sort(queue.steps.begin(), queue.steps.end());
+        util.prepare();
+        queue.prepare();
+        auto bruteBusy = [&](int64_t lo, int64_t hi) {
+            int64_t sum = 0;
+            for (const auto& iv : util.busy) sum += std::max<int64_t>(0, std::min(hi, iv.end) - std::max(lo, iv.start));
+            return sum;
+        };
+        auto bruteMax = [&](int64_t lo, int64_t hi) {
+            double v = 0;
+            for (size_t i = 0; i < queue.steps.size(); ++i) {
+                const int64_t from = queue.steps[i].first;
+                const int64_t to = i + 1 < queue.steps.size() ? queue.steps[i + 1].first : INT64_MAX;
+                if (from < hi && to > lo) v = std::max(v, queue.steps[i].second);
+            }
+            return v;
+        };
+        for (int q = 0; q < 2000; ++q) {
+            int64_t lo = int64_t(rng() % uint64_t(t + 100)) - 50, hi = lo + 1 + int64_t(rng() % uint64_t(q % 2 ? 20 : 40000));
+            QCOMPARE(util.busyWithin(lo, hi), bruteBusy(lo, hi));
+            QCOMPARE(queue.maxWithin(lo, hi), bruteMax(lo, hi));
+        }
+        // A left-to-right sweep with hints, as the painter does, gives the same answers.
+        size_t hb = 0, hq = 0;
+        int64_t before = util.busyBefore(-10, hb);
+        for (int64_t x = -10; x < t + 10; x += 97) {
+            const int64_t after = util.busyBefore(x + 97, hb);
+            QCOMPARE(after - before, bruteBusy(x, x + 97));
+            before = after;
+            QCOMPARE(queue.maxWithin(x, x + 97, hq), bruteMax(x, x + 97));
+        }
+    }
+
+    void seekFindsTheFirstSliceAtOrAfterATime() {
+        TraceText t;
+        t.step(0, 0, 100'000);
+        std::mt19937 rng(3);
+        int64_t at = 1;
+        for (int i = 0; i < 5000; ++i) {
+            const int64_t d = 1 + int64_t(rng() % 5);
+            t.cpu("aten::op", at, d);
+            at += d + int64_t(rng() % 3);
+        }
+        Fixture f(t.load());
+        const auto& s = f.trace->slices();
+        const TimelineRow* row = nullptr;
+        for (const auto& r : f.view->layout().rows())
+            if (r.kind == RowKind::Slices) row = &r;
+        QVERIFY(row && row->lanes == 2);
+        const auto& lane = f.view->layout().lane(row->track, 1);
+        QCOMPARE(lane.size(), size_t(5000));
+        for (int q = 0; q < 3000; ++q) {
+            const size_t from = rng() % lane.size();
+            const int64_t when = s.start[0] + int64_t(rng() % uint64_t(at + 10)) * us;
+            size_t expect = from;
+            while (expect < lane.size() && s.start[lane[expect]] < when) ++expect;
+            QCOMPARE(f.view->layout().seek(row->track, 1, from, when), expect);
+        }
     }
 
     void tickStepsAreRoundNumbers() {

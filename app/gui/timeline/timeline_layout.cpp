@@ -32,42 +32,67 @@ const std::vector<uint32_t>& TimelineLayout::lane(TrackId track, int depth) cons
     return lanes[static_cast<size_t>(depth)];
 }
 
+size_t TimelineLayout::seek(TrackId track, int depth, size_t from, int64_t t) const {
+    const auto& lane = this->lane(track, depth);
+    if (lane.empty()) return 0;
+    const auto& smp = m_index->samples[track.index()][static_cast<size_t>(depth)];
+    const auto& start = m_trace->slices().start;
+    constexpr size_t K = TimelineIndex::kSample;
+    // The first sampled block that starts at or after t; the answer is in the block before.
+    const size_t b = gallop(from / K + 1, smp.size(), [&](size_t k) { return smp[k] < t; });
+    size_t lo = std::max(from, (b - 1) * K), hi = std::min(lane.size(), b * K);
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (start[lane[mid]] < t) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 // ---------------------------------------------------------------- counters
 
 void CounterSeries::prepare() {
     m_busyBefore.assign(busy.size() + 1, 0);
     for (size_t i = 0; i < busy.size(); ++i) m_busyBefore[i + 1] = m_busyBefore[i] + busy[i].length();
-    m_blockMax.assign((steps.size() + kBlock - 1) / kBlock, 0);
-    for (size_t i = 0; i < steps.size(); ++i)
-        m_blockMax[i / kBlock] = i % kBlock ? std::max(m_blockMax[i / kBlock], steps[i].second) : steps[i].second;
+    auto maxima = [this](size_t block, std::vector<double>& out) {
+        out.assign((steps.size() + block - 1) / block, 0);
+        for (size_t i = 0; i < steps.size(); ++i)
+            out[i / block] = i % block ? std::max(out[i / block], steps[i].second) : steps[i].second;
+    };
+    maxima(kBlock, m_blockMax);
+    maxima(kSuper, m_superMax);
+}
+
+int64_t CounterSeries::busyBefore(int64_t t, size_t& hint) const {
+    if (hint > busy.size() || (hint > 0 && busy[hint - 1].end > t)) hint = 0;  // moved backwards
+    // The first interval that ends after t.
+    const size_t i = gallop(hint, busy.size(), [&](size_t k) { return busy[k].end <= t; });
+    hint = i;
+    return m_busyBefore[i] + (i < busy.size() ? std::max<int64_t>(0, t - busy[i].start) : 0);
 }
 
 int64_t CounterSeries::busyWithin(int64_t lo, int64_t hi) const {
-    if (hi <= lo || busy.empty()) return 0;
-    // Intervals [i, j) touch the range; whole ones come from the prefix sums.
-    const size_t i = static_cast<size_t>(
-        std::lower_bound(busy.begin(), busy.end(), lo, [](const analysis::Interval& v, int64_t x) { return v.end <= x; }) -
-        busy.begin());
-    const size_t j = static_cast<size_t>(
-        std::lower_bound(busy.begin(), busy.end(), hi, [](const analysis::Interval& v, int64_t x) { return v.start < x; }) -
-        busy.begin());
-    if (j <= i) return 0;
-    int64_t t = m_busyBefore[j] - m_busyBefore[i];
-    t -= std::max<int64_t>(0, lo - busy[i].start);
-    t -= std::max<int64_t>(0, busy[j - 1].end - hi);
-    return t;
+    if (hi <= lo) return 0;
+    size_t hint = 0;
+    const int64_t a = busyBefore(lo, hint);
+    return busyBefore(hi, hint) - a;
 }
 
 double CounterSeries::maxWithin(int64_t lo, int64_t hi) const {
-    auto it = std::upper_bound(steps.begin(), steps.end(), lo,
-                               [](int64_t t, const std::pair<int64_t, double>& s) { return t < s.first; });
-    double v = it != steps.begin() ? std::prev(it)->second : 0;
-    size_t k = static_cast<size_t>(it - steps.begin());
-    const size_t end = static_cast<size_t>(
-        std::lower_bound(steps.begin(), steps.end(), hi,
-                         [](const std::pair<int64_t, double>& s, int64_t t) { return s.first < t; }) -
-        steps.begin());
+    size_t hint = 0;
+    return maxWithin(lo, hi, hint);
+}
+
+double CounterSeries::maxWithin(int64_t lo, int64_t hi, size_t& hint) const {
+    if (hint > steps.size() || (hint > 0 && steps[hint - 1].first > lo)) hint = 0;
+    // k: the first sample after lo; the one before it is in force at lo.
+    size_t k = gallop(hint, steps.size(), [&](size_t i) { return steps[i].first <= lo; });
+    double v = k > 0 ? steps[k - 1].second : 0;
+    const size_t end = gallop(k, steps.size(), [&](size_t i) { return steps[i].first < hi; });
+    hint = end;  // a sweep's next range starts at hi
     for (; k < end && k % kBlock; ++k) v = std::max(v, steps[k].second);
+    for (; k + kBlock <= end && k % kSuper; k += kBlock) v = std::max(v, m_blockMax[k / kBlock]);
+    for (; k + kSuper <= end; k += kSuper) v = std::max(v, m_superMax[k / kSuper]);
     for (; k + kBlock <= end; k += kBlock) v = std::max(v, m_blockMax[k / kBlock]);
     for (; k < end; ++k) v = std::max(v, steps[k].second);
     return v;
@@ -80,6 +105,7 @@ namespace {
 void buildLanes(const Trace& t, TimelineIndex& x) {
     const SliceTable& s = t.slices();
     x.lanes.assign(t.tracks().size(), {});
+    x.samples.reserve(t.tracks().size());
     std::vector<size_t> counts;
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         const TrackInfo& tr = t.tracks()[ti];
@@ -90,6 +116,9 @@ void buildLanes(const Trace& t, TimelineIndex& x) {
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) ++counts[std::min<size_t>(s.depth[i], n - 1)];
         for (size_t d = 0; d < n; ++d) lanes[d].reserve(counts[d]);
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) lanes[std::min<size_t>(s.depth[i], n - 1)].push_back(i);
+        auto& samples = x.samples.emplace_back(n);
+        for (size_t d = 0; d < n; ++d)
+            for (size_t k = 0; k < lanes[d].size(); k += TimelineIndex::kSample) samples[d].push_back(s.start[lanes[d][k]]);
     }
 }
 

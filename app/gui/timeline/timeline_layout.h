@@ -8,6 +8,7 @@
 
 #include <QString>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -29,21 +30,52 @@ struct CounterSeries {
     void prepare();
     /// Utilization: busy ns inside [lo, hi).
     [[nodiscard]] int64_t busyWithin(int64_t lo, int64_t hi) const;
+    /// Utilization: busy ns before `t`. `hint` is a search start kept between calls: a
+    /// painter sweeping left to right gallops from it instead of searching the whole series.
+    [[nodiscard]] int64_t busyBefore(int64_t t, size_t& hint) const;
     /// Memory / QueueDepth: the largest value in force anywhere in [lo, hi).
     [[nodiscard]] double maxWithin(int64_t lo, int64_t hi) const;
+    [[nodiscard]] double maxWithin(int64_t lo, int64_t hi, size_t& hint) const;
 
 private:
-    static constexpr size_t kBlock = 64;
+    static constexpr size_t kBlock = 64, kSuper = 4096;
     std::vector<int64_t> m_busyBefore;  // total busy length of busy[0..i)
     std::vector<double> m_blockMax;     // max of steps[k*kBlock .. (k+1)*kBlock)
+    std::vector<double> m_superMax;     // max of steps[k*kSuper .. (k+1)*kSuper)
 };
+
+/// First index in [from, n) where `before(i)` is false, for a predicate true then false:
+/// gallops from `from` (1, 2, 4, ...) then bisects, so nearby answers cost O(log distance).
+template <class Pred>
+size_t gallop(size_t from, size_t n, Pred before) {
+    size_t lo = from, step = 1;
+    while (lo < n && before(lo)) {
+        const size_t probe = std::min(n, lo + step);
+        if (probe == n || !before(probe)) {
+            size_t hi = probe;
+            ++lo;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (before(mid)) lo = mid + 1;
+                else hi = mid;
+            }
+            return lo;
+        }
+        lo = probe;
+        step *= 2;
+    }
+    return lo;
+}
 
 /// What the timeline needs per trace, built once off the GUI thread: per track and depth
 /// the slices sorted by start, and the counter series.
 struct TimelineIndex {
-    std::vector<std::vector<std::vector<uint32_t>>> lanes;  // per track, per depth
+    using Lane = std::vector<uint32_t>;
+    std::vector<std::vector<Lane>> lanes;                    // per track, per depth
+    std::vector<std::vector<std::vector<int64_t>>> samples;  // start of every kSample-th lane slice
     std::vector<CounterSeries> counters;
     static constexpr int kMaxLanes = 32;
+    static constexpr size_t kSample = 64;
 
     static std::shared_ptr<const TimelineIndex> build(const model::Trace& t);
 };
@@ -89,6 +121,10 @@ public:
     [[nodiscard]] int totalHeight() const { return m_totalHeight; }
     /// Slices of `track` at nesting `depth`, sorted by start (indices into the slice table).
     [[nodiscard]] const std::vector<uint32_t>& lane(model::TrackId track, int depth) const;
+    /// The first position >= `from` in that lane whose slice starts at or after `t`. Gallops
+    /// over the lane's compact start samples, then bisects one block: a few cache misses
+    /// however far `t` is (a binary search over the slice table misses at every probe).
+    [[nodiscard]] size_t seek(model::TrackId track, int depth, size_t from, int64_t t) const;
     /// Row index at content y (after relayout), or -1.
     [[nodiscard]] int rowAt(int y) const;
     /// First visible row of `track`, or -1.

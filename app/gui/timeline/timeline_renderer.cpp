@@ -141,9 +141,7 @@ void TimelineRenderer::paintLane(QPainter& p, const TimelineLayout& layout, cons
         bool anyMatch = match;
         while (j < lane.size()) {
             const int64_t tEnd = vp.nsAt(runEnd + 1);
-            const size_t k = static_cast<size_t>(
-                std::lower_bound(lane.begin() + static_cast<long>(j), lane.end(), tEnd,
-                                 [&sl](uint32_t a, int64_t v) { return sl.start[a] < v; }) - lane.begin());
+            const size_t k = layout.seek(track, depth, j, tEnd);
             if (!s.searchMatch.empty())
                 for (size_t m = j; m < k && !anyMatch; ++m)
                     anyMatch = sl.name[lane[m]].index() < s.searchMatch.size() && s.searchMatch[sl.name[lane[m]].index()];
@@ -188,10 +186,20 @@ void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const T
     auto flush = [&](int xEnd) {
         if (runH > 0) p.fillRect(QRectF(runStart, y + h - runH, xEnd - runStart, runH), fill);
     };
+    size_t hint = 0;  // the series is swept left to right: each lookup gallops from the last
+    int64_t busyA = c.kind == CounterKind::Utilization ? c.busyBefore(vp.nsAt(x0), hint) : 0;
+    double v = 0;
     for (int x = x0; x < x1; ++x) {
-        const int64_t a = vp.nsAt(x), b = std::max(a + 1, vp.nsAt(x + 1));
-        const double v = c.kind == CounterKind::Utilization ? double(c.busyWithin(a, b)) / double(b - a)
-                                                             : c.maxWithin(a, b) / std::max(1e-9, c.maxValue);
+        const int64_t a = vp.nsAt(x), b = vp.nsAt(x + 1);
+        if (b > a) {  // else a pixel narrower than 1 ns: it repeats its neighbour
+            if (c.kind == CounterKind::Utilization) {
+                const int64_t busyB = c.busyBefore(b, hint);
+                v = double(busyB - busyA) / double(b - a);
+                busyA = busyB;
+            } else {
+                v = c.maxWithin(a, b, hint) / std::max(1e-9, c.maxValue);
+            }
+        }
         const double hv = std::round(std::clamp(v, 0.0, 1.0) * h);
         if (hv != runH) {
             flush(x);
