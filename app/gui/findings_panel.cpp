@@ -37,6 +37,11 @@ QIcon severityIcon(FindingSeverity s) {
 }
 
 QString html(const std::string& s) { return QString::fromStdString(s).toHtmlEscaped(); }
+
+/// Shares are of the step time when the window is made of steps, else of the window.
+bool stepWindow(const AnalysisResult* a) {
+    return !a || (!a->steps.empty() && (a->window.kind == WindowKind::Steps || a->window.kind == WindowKind::Step));
+}
 } // namespace
 
 void FindingsModel::setAnalysis(std::shared_ptr<const AnalysisResult> analysis) {
@@ -81,7 +86,7 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation o, int role) con
     case Severity: return tr("Severity");
     case Title: return tr("Finding");
     case Saving: return tr("Saves up to");
-    case Share: return tr("of step");
+    case Share: return stepWindow(m_analysis.get()) ? tr("of step") : tr("of window");
     default: return {};
     }
 }
@@ -144,6 +149,7 @@ void FindingsPanel::setData(std::shared_ptr<const model::Trace> trace, std::shar
     m_model->setAnalysis(analysis);
     m_selected = -1;
     m_chart->setDevice(m_analysis && !m_analysis->devices.empty() ? &m_analysis->devices.front() : nullptr);
+    m_chart->setVisible(m_analysis && !m_analysis->devices.empty());  // CPU-only traces have no idle time
     m_detail->setHtml(m_analysis && m_analysis->findings.empty()
                           ? tr("<p>No findings: nothing in this window costs measurable GPU time.</p>")
                           : tr("<p style='color:gray'>Select a finding to see why it happens and how to fix it.</p>"));
@@ -173,9 +179,10 @@ void FindingsPanel::showDetail(int row) {
     QString h;
     h += QString("<h3 style='margin-bottom:2px'>%1</h3>").arg(html(f->title));
     h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · saves up to <b>%3</b> "
-                 "(%4% of step time) · confidence %5% · <span style='color:gray'>%6</span></p>")
+                 "(%4% of %7) · confidence %5% · <span style='color:gray'>%6</span></p>")
              .arg(color, QString::fromStdString(std::string(severityName(f->severity))).toUpper(), ms(f->savingNs),
-                  QString::number(f->savingShare * 100, 'f', 1), QString::number(int(f->confidence * 100)), html(f->id));
+                  QString::number(f->savingShare * 100, 'f', 1), QString::number(int(f->confidence * 100)), html(f->id),
+                  stepWindow(m_analysis.get()) ? tr("step time") : tr("the window"));
     h += "<p>" + html(f->explanation) + "</p>";
     if (!f->waitedFor.empty()) {
         h += "<p><b>What the GPU waited for</b></p><table cellspacing='0' cellpadding='2'>";

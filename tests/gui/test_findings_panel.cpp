@@ -135,6 +135,23 @@ private Q_SLOTS:
         QCOMPARE(QApplication::clipboard()->text(), QString::fromStdString(f.snippet));
     }
 
+    void sharesSayWhatTheyAreOf() {
+        FindingsModel model;
+        const Loaded steps = dataLoadingTrace();
+        model.setAnalysis(steps.analysis);
+        QCOMPARE(model.headerData(FindingsModel::Share, Qt::Horizontal).toString(), QString("of step"));
+        // Without ProfilerStep annotations the window is the whole trace.
+        TraceText t;
+        t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 400);
+        t.launch("k_compute", 450, 5, 460, 200);
+        Loaded all;
+        all.trace = t.load();
+        all.analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*all.trace));
+        QVERIFY(all.analysis->steps.empty());
+        model.setAnalysis(all.analysis);
+        QCOMPARE(model.headerData(FindingsModel::Share, Qt::Horizontal).toString(), QString("of window"));
+    }
+
     void noFindingsSaysSo() {
         TraceText t;
         for (int s = 0; s < 3; ++s) {
