@@ -49,8 +49,8 @@ void MainWindow::createMenus() {
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_0), this, [this] { m_timeline->fitAll(); });
     view->addAction(tr("Fit &selection"), QKeySequence(Qt::Key_F), this, [this] { m_timeline->fitSelection(); });
-    view->addAction(tr("Zoom &in"), QKeySequence(Qt::Key_W), this, [this] { m_timeline->zoomBy(0.8, m_timeline->width() / 2.0); });
-    view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_S), this, [this] { m_timeline->zoomBy(1.25, m_timeline->width() / 2.0); });
+    view->addAction(tr("Zoom &in"), QKeySequence(Qt::Key_W), this, [this] { m_timeline->zoomBy(0.8, m_timeline->anchorX()); });
+    view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_S), this, [this] { m_timeline->zoomBy(1.25, m_timeline->anchorX()); });
     for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetShortcut);  // the timeline handles its keys
     view->addSeparator();
     QMenu* theme = view->addMenu(tr("&Theme"));
@@ -104,8 +104,8 @@ void MainWindow::createToolBar() {
     });
     tb->addSeparator();
     tb->addAction(tr("Fit all"), this, [this] { m_timeline->fitAll(); })->setToolTip(tr("Show the whole window (0 / Home)"));
-    tb->addAction(tr("−"), this, [this] { m_timeline->zoomBy(1.25, m_timeline->width() / 2.0); })->setToolTip(tr("Zoom out (S)"));
-    tb->addAction(tr("+"), this, [this] { m_timeline->zoomBy(0.8, m_timeline->width() / 2.0); })->setToolTip(tr("Zoom in (W)"));
+    tb->addAction(tr("−"), this, [this] { m_timeline->zoomBy(1.25, m_timeline->anchorX()); })->setToolTip(tr("Zoom out (S)"));
+    tb->addAction(tr("+"), this, [this] { m_timeline->zoomBy(0.8, m_timeline->anchorX()); })->setToolTip(tr("Zoom in (W)"));
     tb->addSeparator();
     tb->addWidget(new QLabel(tr(" Step "), this));
     m_steps = new QComboBox(this);

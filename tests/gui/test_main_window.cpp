@@ -162,6 +162,24 @@ private Q_SLOTS:
                 (std::max(st.endNs, st.gpuEndNs) - st.startNs) * 11 / 10);
     }
 
+    void keysWorkInsideTheWindowOnce() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY(doc);
+        MainWindow w;
+        w.setDocument(doc);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.activateWindow();
+        w.timeline()->setFocus();
+        w.timeline()->fitAll();
+        const double before = w.timeline()->viewport().nsPerPx;
+        QTest::keyClick(w.timeline(), Qt::Key_W);  // a menu shortcut and a timeline key: zooms once
+        QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before * 0.8) < before * 1e-6);
+        QTest::keyClick(w.timeline(), Qt::Key_0);
+        QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before) < before * 1e-6);
+    }
+
     void ranksOfAFolderCanBeSwitched() {
         QTemporaryDir dir;
         const std::string text = twoKernels();

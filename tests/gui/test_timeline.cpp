@@ -344,6 +344,17 @@ private Q_SLOTS:
         }
     }
 
+    void rulerLabelsPickTheUnitOfTheValue() {
+        QCOMPARE(TimelineRenderer::formatTime(65'200'000, 200'000), QString("+65.2 ms"));
+        QCOMPARE(TimelineRenderer::formatTime(65'202'000, 2'000), QString("+65.202 ms"));
+        QCOMPARE(TimelineRenderer::formatTime(-20'000'000, 10'000'000), QString("-20 ms"));
+        QCOMPARE(TimelineRenderer::formatTime(1'500, 100), QString("+1.5 µs"));
+        QCOMPARE(TimelineRenderer::formatTime(750, 50), QString("+750 ns"));
+        QCOMPARE(TimelineRenderer::formatTime(3'000'000'000, 1'000'000'000), QString("+3 s"));
+        QCOMPARE(TimelineRenderer::formatTime(3'250'000'000, 50'000'000), QString("+3.25 s"));
+        QCOMPARE(TimelineRenderer::formatTime(0, 1000), QString("0"));
+    }
+
     void tickStepsAreRoundNumbers() {
         for (double nsPerPx : {0.5, 13.0, 1e3, 7.7e4, 2e6}) {
             const int64_t step = TimelineRenderer::tickStep(nsPerPx, 90);

@@ -36,12 +36,13 @@ int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) {
 }
 
 QString TimelineRenderer::formatTime(int64_t ns, int64_t step) {
+    if (ns == 0) return QStringLiteral("0");
+    // The unit follows the value (65.2 ms, not 65200 µs); the decimals resolve the step.
     const double a = std::abs(double(ns));
-    QString sign = ns < 0 ? "-" : "+";
-    if (step >= 1'000'000'000 || a >= 10e9) return sign + QString::number(a / 1e9, 'f', step >= 1'000'000'000 ? 0 : 3) + " s";
-    if (step >= 1'000'000) return sign + QString::number(a / 1e6, 'f', step >= 10'000'000 ? 0 : 1) + " ms";
-    if (step >= 1'000) return sign + QString::number(a / 1e3, 'f', step >= 10'000 ? 0 : 1) + " µs";
-    return sign + QString::number(a, 'f', 0) + " ns";
+    const double unit = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
+    const char* name = unit == 1e9 ? " s" : unit == 1e6 ? " ms" : unit == 1e3 ? " µs" : " ns";
+    const int decimals = std::clamp(int(std::ceil(std::log10(unit / double(std::max<int64_t>(1, step))) - 1e-9)), 0, 9);
+    return (ns < 0 ? "-" : "+") + QString::number(a / unit, 'f', decimals) + QString::fromUtf8(name);
 }
 
 void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,

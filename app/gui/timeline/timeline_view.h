@@ -28,6 +28,8 @@ public:
 
     void zoomTo(int64_t lo, int64_t hi, double margin = 0.05);
     void zoomBy(double factor, double anchorX);
+    /// Where keyboard zooms anchor: the mouse when it is over the tracks, else the centre.
+    [[nodiscard]] double anchorX() const;
     void panByPixels(double px);
     void fitAll();
     void fitSelection();
@@ -65,7 +67,6 @@ protected:
 private:
     void updateScrollBar();
     void clampView();
-    [[nodiscard]] double anchorX() const;
 
     TimelineLayout m_layout;
     TimelineViewport m_vp;
