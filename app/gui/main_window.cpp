@@ -2,17 +2,12 @@
 
 #include "details_panel.h"
 #include "findings_panel.h"
+#include "flame_panel.h"
 #include "load_worker.h"
 #include "range_panel.h"
 #include "ranks_panel.h"
-#include "timeline/timeline_view.h"
-
-#ifdef STALLSCOPE_HAVE_GUI_flame
-#include "flame_panel.h"
-#endif
-#ifdef STALLSCOPE_HAVE_GUI_stats
 #include "stats_panel.h"
-#endif
+#include "timeline/timeline_view.h"
 
 #include <QComboBox>
 #include <QDockWidget>
@@ -70,17 +65,19 @@ void MainWindow::createWidgets() {
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
     m_tabs->addTab(m_details, tr("Details"));
-#ifdef STALLSCOPE_HAVE_GUI_flame
     m_flame = new FlamePanel(this);
-    m_flameTab = m_flame;
     m_tabs->addTab(m_flame, tr("Flame graph"));
-#endif
-#ifdef STALLSCOPE_HAVE_GUI_stats
     m_stats = new StatsPanel(this);
-    m_statsTab = m_stats;
     m_tabs->addTab(m_stats, tr("Statistics"));
     connect(m_stats, &StatsPanel::eventRequested, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
-#endif
+    // A double-clicked frame becomes the search: its events are outlined and the first selected.
+    connect(m_flame, &FlamePanel::frameActivated, this, [this](model::StringId name) {
+        if (!name.valid() || !m_timeline->layout().trace()) return;
+        m_search->setText(QString::fromUtf8(m_timeline->layout().trace()->str(name).data(),
+                                            static_cast<int>(m_timeline->layout().trace()->str(name).size())));
+        m_timeline->nextMatch(true);
+        updateSearchLabel();
+    });
     m_tabs->addTab(m_range, tr("Range"));
     m_tabs->addTab(m_ranks, tr("Ranks"));
     m_tabs->addTab(m_notes, tr("Import notes"));
@@ -142,9 +139,7 @@ void MainWindow::createWidgets() {
     connect(m_timeline, &TimelineView::rangeSelected, this, [this](int64_t lo, int64_t hi) {
         m_range->showRange(lo, hi);
         m_tabs->setCurrentWidget(m_range);
-#ifdef STALLSCOPE_HAVE_GUI_flame
         m_flame->setRange(lo, hi);
-#endif
     });
     connect(m_ranks, &RanksPanel::rankActivated, this, [this](int i) { showRank(i); });
 }
@@ -196,12 +191,8 @@ void MainWindow::showRank(int index) {
     m_details->setTrace(lt.entry.trace, lt.analysis->window.startNs);
     m_range->setData(lt.entry.trace, lt.analysis);
     m_ranks->setDocument(m_doc.get(), index);
-#ifdef STALLSCOPE_HAVE_GUI_flame
     m_flame->setData(lt.entry.trace, lt.analysis);
-#endif
-#ifdef STALLSCOPE_HAVE_GUI_stats
     m_stats->setData(lt.entry.trace, lt.analysis);
-#endif
     fillSteps();
     fillNotes();
     const auto& st = lt.entry.trace->importStats();
@@ -226,12 +217,8 @@ void MainWindow::selectFinding(int row) {
 void MainWindow::showView(View view) {
     switch (view) {
     case View::Details: m_tabs->setCurrentWidget(m_details); break;
-    case View::Flame:
-        if (m_flameTab) m_tabs->setCurrentWidget(m_flameTab);
-        break;
-    case View::Stats:
-        if (m_statsTab) m_tabs->setCurrentWidget(m_statsTab);
-        break;
+    case View::Flame: m_tabs->setCurrentWidget(m_flame); break;
+    case View::Stats: m_tabs->setCurrentWidget(m_stats); break;
     case View::Range: m_tabs->setCurrentWidget(m_range); break;
     case View::Ranks: m_tabs->setCurrentWidget(m_ranks); break;
     case View::Notes: m_tabs->setCurrentWidget(m_notes); break;

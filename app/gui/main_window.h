@@ -87,8 +87,6 @@ private:
     RanksPanel* m_ranks = nullptr;
     FlamePanel* m_flame = nullptr;
     StatsPanel* m_stats = nullptr;
-    QWidget* m_flameTab = nullptr;
-    QWidget* m_statsTab = nullptr;
     QTextBrowser* m_notes = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_banner = nullptr;

@@ -7,9 +7,11 @@
 
 #include "details_panel.h"
 #include "findings_panel.h"
+#include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
 #include "range_panel.h"
+#include "stats_panel.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
 
@@ -178,6 +180,32 @@ private Q_SLOTS:
         QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before * 0.8) < before * 1e-6);
         QTest::keyClick(w.timeline(), Qt::Key_0);
         QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before) < before * 1e-6);
+    }
+
+    void flameAndStatisticsLeadToTheTimeline() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY(doc);
+        MainWindow w;
+        w.setDocument(doc);
+        const auto& t = *doc->traces.front().entry.trace;
+        // Double-clicking a flame frame searches its name and selects the first event.
+        const model::StringId name = t.strings().find("aten::copy_");
+        QVERIFY(name.valid());
+        auto* flame = w.findChild<FlamePanel*>();
+        QVERIFY(flame);
+        Q_EMIT flame->frameActivated(name);
+        QVERIFY(w.timeline()->matchCount() > 0);
+        QVERIFY(w.timeline()->state().selected.valid());
+        QCOMPARE(t.slices().name[w.timeline()->state().selected.index()], name);
+        // A statistics row's example event is selected and revealed.
+        auto* stats = w.findChild<StatsPanel*>();
+        QVERIFY(stats);
+        const model::SliceId example = doc->traces.front().analysis->stats.kernels.front().example;
+        Q_EMIT stats->eventRequested(example);
+        QCOMPARE(w.timeline()->state().selected, example);
+        const int64_t s = t.slices().start[example.index()];
+        QVERIFY(w.timeline()->viewport().startNs <= s && s <= w.timeline()->viewport().endNs());
     }
 
     void ranksOfAFolderCanBeSwitched() {
