@@ -1,0 +1,130 @@
+#include "stallscope/reports/atomic_file.h"
+
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace stallscope::reports {
+
+namespace fs = std::filesystem;
+
+struct AtomicFile::Gzip {
+    z_stream zs{};
+    bool initialized = false;
+    ~Gzip() {
+        if (initialized) deflateEnd(&zs);
+    }
+};
+
+AtomicFile::~AtomicFile() {
+    if (m_file) std::fclose(m_file);
+    if (!m_committed && !m_tmp.empty()) {
+        std::error_code ec;
+        fs::remove(m_tmp, ec);
+    }
+}
+
+bool AtomicFile::fail(const std::string& what) {
+    if (!m_failed) m_error = what;
+    m_failed = true;
+    return false;
+}
+
+bool AtomicFile::open(const fs::path& target, Compression compression) {
+    m_target = target;
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
+        return fail(target.string() + " is read-only; it was left as it was");
+    if (!fs::is_directory(dir, ec)) return fail("no such folder: " + dir.string());
+    std::random_device rd;
+    for (int attempt = 0; attempt < 8 && !m_file; ++attempt) {
+        std::string name = ".";
+        name += target.filename().string();
+        name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
+        m_tmp = dir / name;
+        const int fd = ::open(m_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) m_file = ::fdopen(fd, "wb");
+        else if (errno != EEXIST) {
+            const std::string why = std::strerror(errno);
+            m_tmp.clear();
+            return fail("cannot write in " + dir.string() + ": " + why);
+        }
+    }
+    if (!m_file) return fail("cannot create a temporary file in " + dir.string());
+    if (compression == Compression::Gzip) {
+        m_gzip = std::make_unique<Gzip>();
+        if (deflateInit2(&m_gzip->zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+            return fail("cannot start gzip compression");
+        m_gzip->initialized = true;
+    }
+    return true;
+}
+
+bool AtomicFile::writeRaw(const void* data, size_t n) {
+    if (n && std::fwrite(data, 1, n, m_file) != n)
+        return fail("cannot write " + m_target.string() + ": " + std::strerror(errno));
+    return true;
+}
+
+bool AtomicFile::write(std::string_view bytes) {
+    if (m_failed || !m_file) return false;
+    if (!m_gzip) return writeRaw(bytes.data(), bytes.size());
+    z_stream& zs = m_gzip->zs;
+    char out[1 << 16];
+    size_t offset = 0;
+    while (offset < bytes.size()) {  // avail_in is 32-bit: feed at most 1 GiB at a time
+        const size_t chunk = std::min<size_t>(bytes.size() - offset, 1u << 30);
+        zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + offset));
+        zs.avail_in = static_cast<uInt>(chunk);
+        do {
+            zs.next_out = reinterpret_cast<Bytef*>(out);
+            zs.avail_out = sizeof out;
+            if (deflate(&zs, Z_NO_FLUSH) == Z_STREAM_ERROR) return fail("gzip compression failed");
+            if (!writeRaw(out, sizeof out - zs.avail_out)) return false;
+        } while (zs.avail_out == 0);
+        offset += chunk;
+    }
+    return true;
+}
+
+bool AtomicFile::commit() {
+    if (m_failed || !m_file) return false;
+    if (m_gzip) {
+        z_stream& zs = m_gzip->zs;
+        char out[1 << 16];
+        int ret;
+        do {
+            zs.next_out = reinterpret_cast<Bytef*>(out);
+            zs.avail_out = sizeof out;
+            ret = deflate(&zs, Z_FINISH);
+            if (ret == Z_STREAM_ERROR) return fail("gzip compression failed");
+            if (!writeRaw(out, sizeof out - zs.avail_out)) return false;
+        } while (ret != Z_STREAM_END);
+    }
+    if (std::fflush(m_file) != 0 || ::fsync(::fileno(m_file)) != 0)
+        return fail("cannot write " + m_target.string() + ": " + std::strerror(errno));
+    const int closed = std::fclose(m_file);
+    m_file = nullptr;
+    if (closed != 0) return fail("cannot write " + m_target.string() + ": " + std::strerror(errno));
+    std::error_code ec;
+    fs::rename(m_tmp, m_target, ec);
+    if (ec) return fail("cannot replace " + m_target.string() + ": " + ec.message());
+    m_committed = true;
+    return true;
+}
+
+bool writeFileAtomically(const fs::path& target, std::string_view bytes, std::string& error,
+                         AtomicFile::Compression compression) {
+    AtomicFile f;
+    const bool ok = f.open(target, compression) && f.write(bytes) && f.commit();
+    if (!ok) error = f.error();
+    return ok;
+}
+
+} // namespace stallscope::reports
