@@ -382,6 +382,9 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
                                    : merger.carryOffset() + merger.carry().size();
     md.sourcePath = input.path;
     md.compressed = gzip;
+    md.bareArray = header.header.bareArray;
+    md.eventsArrayClosed = merger.closed();
+    md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.carryOffset();
     if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
     if (options.keepEventSource) {
         if (input.memory) builder.setEventSource(std::make_shared<ChromeMemoryEventSource>(input.memory));

@@ -21,6 +21,8 @@ struct AtomicFile::Gzip {
     }
 };
 
+AtomicFile::AtomicFile() = default;
+
 AtomicFile::~AtomicFile() {
     if (m_file) std::fclose(m_file);
     if (!m_committed && !m_tmp.empty()) {
@@ -39,7 +41,12 @@ bool AtomicFile::open(const fs::path& target, Compression compression) {
     m_target = target;
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::error_code ec;
-    if (fs::exists(target, ec) && ::access(target.c_str(), W_OK) != 0)
+    // Read-only for us, or marked read-only at all (root may write anything; the mark is
+    // still the user's wish).
+    if (fs::exists(target, ec) &&
+        (::access(target.c_str(), W_OK) != 0 ||
+         (fs::status(target, ec).permissions() & (fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write)) ==
+             fs::perms::none))
         return fail(target.string() + " is read-only; it was left as it was");
     if (!fs::is_directory(dir, ec)) return fail("no such folder: " + dir.string());
     std::random_device rd;

@@ -15,7 +15,7 @@ class AtomicFile {
 public:
     enum class Compression { None, Gzip };
 
-    AtomicFile() = default;
+    AtomicFile();  // out of line: Gzip is incomplete here, so the members' cleanup is too
     AtomicFile(const AtomicFile&) = delete;
     AtomicFile& operator=(const AtomicFile&) = delete;
     ~AtomicFile();  // removes the temporary file unless committed

@@ -190,6 +190,13 @@ struct TraceMetadata {
     std::vector<DeviceProperties> devices;
     DistributedInfo distributed;
     std::vector<std::pair<std::string, std::string>> other;  // top-level key -> raw JSON
+    // Where the event array ends in the uncompressed source text, for writers that copy the
+    // original text (the annotated trace): the offset of the ']' that closes it when
+    // eventsArrayClosed, else where the complete events end (a bare array may omit the ']';
+    // truncated input ends early).
+    bool bareArray = false;             // an array of events with no object around it
+    bool eventsArrayClosed = false;
+    uint64_t eventsArrayEnd = 0;
 };
 
 /// Correlation index: launch call <-> GPU work, by args.correlation.
