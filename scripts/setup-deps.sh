@@ -9,6 +9,7 @@ PKGS=(
   xvfb xauth fonts-dejavu-core
   libprotobuf-dev protobuf-compiler
   libsimdjson-dev libdeflate-dev zlib1g-dev
+  poppler-utils
 )
 
 missing=()

@@ -1,6 +1,6 @@
 // Terminal rendering of an analysis: aligned tables, the top findings first with their fix.
 #include "analyze_command.h"
-#include "text_format.h"
+#include "stallscope/reports/text_format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -9,6 +9,7 @@
 namespace stallscope::cli {
 
 using namespace analysis;
+using namespace reports;  // formatDuration, formatCount, ...
 
 namespace {
 

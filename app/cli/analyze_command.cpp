@@ -1,5 +1,7 @@
 #include "analyze_command.h"
 
+#include "report_command.h"
+
 #include "stallscope/analysis/analysis_json.h"
 #include "stallscope/importers/importer.h"
 
@@ -97,6 +99,23 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         out << w.str() << "\n";
     }
     if (rc) return rc;
+    if (!options.baseline.empty()) {
+        // The regression gate: the first trace of the first PATH against the baseline's first.
+        std::vector<reports::ReportInput> before, after;
+        if (!loadInputs(options.baseline, options.threads, options.analysis, before, err) ||
+            !loadInputs(options.paths.front(), options.threads, options.analysis, after, err))
+            return 1;
+        const reports::RegressionCheck c =
+            reports::checkRegression(*before.front().analysis, *after.front().analysis, options.maxRegressionPct);
+        char line[256];
+        std::snprintf(line, sizeof line, "baseline: step time %+.1f%%, GPU idle share %+.1f points (limit %.1f)\n",
+                      c.stepTimeChangePct, c.idleShareChangePts, options.maxRegressionPct);
+        err << line;
+        if (c.regressed) {
+            err << "stallscope-cli: regression: " << c.reason << "\n";
+            failed = true;
+        }
+    }
     return failed ? 3 : 0;
 }
 

@@ -17,6 +17,8 @@ struct AnalyzeOptions {
     unsigned threads = 0;
     analysis::AnalysisOptions analysis;
     std::vector<FailRule> failOn;
+    std::string baseline;         // --baseline: the regression gate compares PATH with it
+    double maxRegressionPct = 5;  // step time %, idle share points
     std::vector<std::string> paths;
 };
 

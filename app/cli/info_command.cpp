@@ -1,6 +1,6 @@
 #include "info_command.h"
 
-#include "text_format.h"
+#include "stallscope/reports/text_format.h"
 
 #include "stallscope/analysis/json_writer.h"
 #include "stallscope/analysis/trace_summary.h"
@@ -12,6 +12,8 @@
 namespace stallscope::cli {
 
 using analysis::JsonWriter;
+using namespace reports;  // formatDuration, formatCount, ...
+
 using analysis::TraceSummary;
 
 namespace {

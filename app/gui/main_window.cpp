@@ -6,6 +6,7 @@
 #include "load_worker.h"
 #include "range_panel.h"
 #include "ranks_panel.h"
+#include "report_export.h"
 #include "stats_panel.h"
 #include "timeline/timeline_view.h"
 
@@ -37,6 +38,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setAcceptDrops(true);
     resize(1600, 1000);
     m_worker = new LoadWorker(this);
+    m_export = new ReportExport(this);
+    connect(m_export, &ReportExport::finished, this, [this](const QString& path, bool ok, const QString& error) {
+        if (ok) m_status->setText(tr("Report written: %1").arg(path));
+        else showError(tr("Could not write %1: %2").arg(QFileInfo(path).fileName(), error));
+    });
     createWidgets();
     createActions();
     connect(m_worker, &LoadWorker::progress, this, [this](double f, const QString& what) {
@@ -172,6 +178,7 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
         m_rankCombo->addItem(tr("rank %1 · %2").arg(lt.entry.rank).arg(QString::fromStdString(lt.entry.label)));
     m_rankCombo->blockSignals(false);
     m_rankComboAction->setVisible(m_doc->traces.size() > 1);
+    m_exportAction->setEnabled(true);
     m_rank = -1;
     showRank(0);
     if (!m_doc->session.problems.empty()) {
@@ -179,6 +186,18 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
         for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
         showError(msg);
     }
+}
+
+void MainWindow::exportReport(const QString& path, const QString& selectedFilter) {
+    int format = 0;
+    if (!m_doc || !ReportExport::formatFor(path, selectedFilter, format)) {
+        showError(tr("Cannot tell the report format of %1: use .html, .pdf, .md, .json or .trace.json.gz")
+                      .arg(QFileInfo(path).fileName()));
+        return;
+    }
+    m_banner->hide();
+    m_status->setText(tr("Writing %1 …").arg(QFileInfo(path).fileName()));
+    m_export->start(m_doc, m_rank, path, format);
 }
 
 void MainWindow::showRank(int index) {

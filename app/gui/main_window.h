@@ -25,6 +25,7 @@ class DetailsPanel;
 class FindingsPanel;
 class LoadWorker;
 class RangePanel;
+class ReportExport;
 class RanksPanel;
 class TimelineView;
 class FlamePanel;
@@ -47,6 +48,9 @@ public:
     void selectFinding(int row);
     void showView(View view);
     void setThemeMode(ThemeMode mode);
+    /// Writes the document as a report (format by extension, else by the dialog's filter).
+    void exportReport(const QString& path, const QString& selectedFilter = {});
+    [[nodiscard]] ReportExport* reportExport() const { return m_export; }
 
     [[nodiscard]] TimelineView* timeline() const { return m_timeline; }
     [[nodiscard]] FindingsPanel* findings() const { return m_findings; }
@@ -80,6 +84,8 @@ private:
     std::shared_ptr<Document> m_doc;
     int m_rank = 0;
     LoadWorker* m_worker = nullptr;
+    ReportExport* m_export = nullptr;
+    QAction* m_exportAction = nullptr;
     TimelineView* m_timeline = nullptr;
     FindingsPanel* m_findings = nullptr;
     DetailsPanel* m_details = nullptr;

@@ -1,6 +1,8 @@
 // MainWindow, second half: actions, menus, the toolbar, recent files and dialogs.
 #include "main_window.h"
 
+#include "report_export.h"
+
 #include "findings_panel.h"
 #include "timeline/timeline_view.h"
 
@@ -42,6 +44,16 @@ void MainWindow::createMenus() {
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     updateRecentMenu();
+    file->addSeparator();
+    m_exportAction = file->addAction(tr("&Export Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
+        if (!m_doc) return;
+        QString filter;
+        const QString suggested = QFileInfo(m_doc->path).completeBaseName().section('.', 0, 0) + ".html";
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
+                                                          ReportExport::fileFilters(), &filter);
+        if (!path.isEmpty()) exportReport(path, filter);
+    });
+    m_exportAction->setEnabled(false);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);

@@ -1,5 +1,7 @@
 #include "theme.h"
 
+#include "stallscope/reports/palette.h"
+
 #include <QApplication>
 #include <QStyle>
 #include <QStyleFactory>
@@ -123,31 +125,10 @@ QColor Theme::eventColor(EventKind kind, uint32_t nameHash) const {
 }
 
 QColor Theme::severityColor(analysis::FindingSeverity s) const {
-    switch (s) {
-    case analysis::FindingSeverity::High: return QColor(214, 48, 49);
-    case analysis::FindingSeverity::Medium: return QColor(230, 126, 34);
-    case analysis::FindingSeverity::Low: return QColor(52, 120, 200);
-    case analysis::FindingSeverity::Note: break;
-    }
-    return mutedText;
+    return s == analysis::FindingSeverity::Note ? mutedText : QColor(QRgb(reports::severityRgb(s)));
 }
 
-QColor Theme::causeColor(analysis::IdleCause c) const {
-    using analysis::IdleCause;
-    switch (c) {
-    case IdleCause::DataLoading: return QColor(214, 48, 49);
-    case IdleCause::BlockingCopy: return QColor(230, 126, 34);
-    case IdleCause::HostSync: return QColor(241, 196, 15);
-    case IdleCause::LaunchOverhead: return QColor(155, 89, 182);
-    case IdleCause::OptimizerCpu: return QColor(52, 152, 219);
-    case IdleCause::IoLoggingCheckpoint: return QColor(26, 188, 156);
-    case IdleCause::CpuCompute: return QColor(41, 128, 185);
-    case IdleCause::HostUntraced: return QColor(149, 165, 166);
-    case IdleCause::GpuDependency: return QColor(39, 174, 96);
-    case IdleCause::Count: break;
-    }
-    return mutedText;
-}
+QColor Theme::causeColor(analysis::IdleCause c) const { return QColor(QRgb(reports::causeRgb(c))); }
 
 QColor Theme::findingShade() const { return dark ? QColor(255, 90, 70, 70) : QColor(230, 50, 40, 52); }
 

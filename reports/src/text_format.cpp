@@ -1,10 +1,12 @@
-#include "text_format.h"
+#include "stallscope/reports/text_format.h"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 
-namespace stallscope::cli {
+namespace stallscope::reports {
 
 std::string formatDuration(int64_t ns) {
     const double a = std::fabs(static_cast<double>(ns));
@@ -50,4 +52,27 @@ std::string formatTimestamp(int64_t ns) {
     return buf;
 }
 
-} // namespace stallscope::cli
+std::string formatOffset(int64_t ns, int64_t step) {
+    if (ns == 0) return "0";
+    const double a = std::fabs(static_cast<double>(ns));
+    const double unit = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
+    const char* name = unit == 1e9 ? " s" : unit == 1e6 ? " ms" : unit == 1e3 ? " µs" : " ns";
+    const int decimals =
+        std::clamp(static_cast<int>(std::ceil(std::log10(unit / static_cast<double>(std::max<int64_t>(1, step))) - 1e-9)), 0, 9);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%c%.*f%s", ns < 0 ? '-' : '+', decimals, a / unit, name);
+    return buf;
+}
+
+int64_t tickStep(double nsPerPx, double minPx) {
+    const double target = nsPerPx * minPx;
+    int64_t step = 1;
+    while (true) {
+        for (int64_t m : {1, 2, 5})
+            if (static_cast<double>(step * m) >= target) return step * m;
+        if (step > INT64_MAX / 100) return step;
+        step *= 10;
+    }
+}
+
+} // namespace stallscope::reports

@@ -11,12 +11,14 @@
 #include "load_worker.h"
 #include "main_window.h"
 #include "range_panel.h"
+#include "report_export.h"
 #include "stats_panel.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
 
 #include <QApplication>
 #include <QComboBox>
+#include <QFileInfo>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -206,6 +208,35 @@ private Q_SLOTS:
         QCOMPARE(w.timeline()->state().selected, example);
         const int64_t s = t.slices().start[example.index()];
         QVERIFY(w.timeline()->viewport().startNs <= s && s <= w.timeline()->viewport().endNs());
+    }
+
+    void exportsReportsInTheBackground() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY(doc);
+        MainWindow w;
+        w.setDocument(doc);
+        QTemporaryDir dir;
+        QSignalSpy done(w.reportExport(), &ReportExport::finished);
+        for (const char* name : {"r.html", "r.pdf", "r.md", "r.json", "r.trace.json.gz"}) {
+            const QString path = dir.filePath(name);
+            w.exportReport(path);
+            QTRY_VERIFY_WITH_TIMEOUT(!done.isEmpty(), 30000);
+            const auto args = done.takeFirst();
+            QVERIFY2(args.at(1).toBool(), qPrintable(name + QString(": ") + args.at(2).toString()));
+            QVERIFY(QFileInfo(path).size() > 1000);
+        }
+        QVERIFY(test::readFile(dir.filePath("r.html").toStdString()).find("GPU idle while the input pipeline") !=
+                std::string::npos);
+        // An extension that says nothing, and no filter: a banner, nothing written.
+        w.exportReport(dir.filePath("r.txt"));
+        QVERIFY(!w.errorBanner()->isHidden());
+        QVERIFY(w.errorBanner()->text().contains("report format"));
+        QVERIFY(!QFileInfo::exists(dir.filePath("r.txt")));
+        // A filter decides when the extension does not.
+        w.exportReport(dir.filePath("plain"), ReportExport::fileFilters().split(";;").at(2));  // Markdown
+        QTRY_VERIFY_WITH_TIMEOUT(!done.isEmpty(), 30000);
+        QVERIFY(test::readFile(dir.filePath("plain").toStdString()).rfind("# Stallscope report", 0) == 0);
     }
 
     void ranksOfAFolderCanBeSwitched() {

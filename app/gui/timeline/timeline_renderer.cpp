@@ -2,6 +2,8 @@
 
 #include "../theme.h"
 
+#include "stallscope/reports/text_format.h"
+
 #include <QFontMetrics>
 #include <QPainter>
 #include <QPainterPath>
@@ -23,26 +25,10 @@ inline uint32_t nameHash(StringId id) { return id.value * 2654435761u; }
 
 } // namespace
 
-int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) {
-    const double target = nsPerPx * minPx;
-    int64_t step = 1;
-    while (true) {
-        for (int64_t m : {1, 2, 5}) {
-            if (double(step * m) >= target) return step * m;
-        }
-        if (step > INT64_MAX / 100) return step;
-        step *= 10;
-    }
-}
+int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) { return reports::tickStep(nsPerPx, minPx); }
 
 QString TimelineRenderer::formatTime(int64_t ns, int64_t step) {
-    if (ns == 0) return QStringLiteral("0");
-    // The unit follows the value (65.2 ms, not 65200 µs); the decimals resolve the step.
-    const double a = std::abs(double(ns));
-    const double unit = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
-    const char* name = unit == 1e9 ? " s" : unit == 1e6 ? " ms" : unit == 1e3 ? " µs" : " ns";
-    const int decimals = std::clamp(int(std::ceil(std::log10(unit / double(std::max<int64_t>(1, step))) - 1e-9)), 0, 9);
-    return (ns < 0 ? "-" : "+") + QString::number(a / unit, 'f', decimals) + QString::fromUtf8(name);
+    return QString::fromStdString(reports::formatOffset(ns, step));
 }
 
 void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,

@@ -1,4 +1,6 @@
 // stallscope-cli as a user runs it: exit codes and well-formed JSON.
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -96,6 +98,64 @@ private Q_SLOTS:
         QVERIFY(out.contains("ProfilerStep"));
         QCOMPARE(run({"--version"}, &out), 0);
         QVERIFY(out.contains("live GPU capture"));
+    }
+
+    void reportEveryFormat() {
+        QTemporaryDir dir;
+        QByteArray out, err;
+        QCOMPARE(run({"--version"}, &out), 0);
+        const bool pdf = out.contains("PDF reports: yes");
+        for (const char* name : {"r.html", "r.md", "r.json", "r.pdf", "r.trace.json", "r.trace.json.gz"}) {
+            const QString path = dir.filePath(name);
+            if (QString(name).endsWith(".pdf") && !pdf) {  // a build without Qt says so
+                QCOMPARE(run({"report", "-o", path, sample()}, &out, &err), 1);
+                QVERIFY(err.contains("PDF needs the Qt part"));
+                continue;
+            }
+            QCOMPARE(run({"report", "-o", path, sample()}, &out, &err), 0);
+            QVERIFY2(QFileInfo(path).size() > 1000, name);
+        }
+        QFile html(dir.filePath("r.html"));
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        QVERIFY(html.readAll().contains("GPU idle while the input pipeline prepares batches"));
+        // --format wins over the extension.
+        QCOMPARE(run({"report", "--format", "md", "-o", dir.filePath("x.txt"), sample()}), 0);
+        QFile md(dir.filePath("x.txt"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY(md.readAll().startsWith("# Stallscope report"));
+    }
+
+    void reportErrors() {
+        QTemporaryDir dir;
+        QByteArray err;
+        QCOMPARE(run({"report", sample()}, nullptr, &err), 2);                              // no -o
+        QCOMPARE(run({"report", "-o", dir.filePath("r.txt"), sample()}, nullptr, &err), 2);  // unknown format
+        QVERIFY(err.contains("cannot tell the format"));
+        QCOMPARE(run({"report", "--format", "docx", "-o", "x", sample()}, nullptr, &err), 2);
+        QCOMPARE(run({"report", "-o", dir.filePath("r.html"), "/nonexistent.json"}, nullptr, &err), 1);
+        QCOMPARE(run({"report", "-o", dir.filePath("no/dir/r.html"), sample()}, nullptr, &err), 1);
+        QVERIFY(err.contains("no such folder"));
+    }
+
+    void baselineGate() {
+        QTemporaryDir dir;
+        QByteArray out, err;
+        // The same trace against itself: no change, passes.
+        QCOMPARE(run({"analyze", "--baseline", sample(), sample()}, &out, &err), 0);
+        QVERIFY(err.contains("step time +0.0%"));
+        QCOMPARE(run({"analyze", "--baseline", sample(), "--max-regression", "x", sample()}, &out, &err), 2);
+        const QString shared = qEnvironmentVariable("STALLSCOPE_SHARED_TRACES");
+        const QString w0 = shared + "/kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+        const QString w4 = shared + "/kineto-tb-plugin/resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz";
+        if (!QFileInfo::exists(w0)) QSKIP("../shared/traces is absent");
+        QCOMPARE(run({"analyze", "--baseline", w0, w4}, &out, &err), 0);  // faster: fine
+        QCOMPARE(run({"analyze", "--baseline", w4, "--max-regression", "10", w0}, &out, &err), 3);
+        QVERIFY(err.contains("regression: step time regressed +25.2%"));
+        QCOMPARE(run({"analyze", "--baseline", w4, "--max-regression", "30", w0}, &out, &err), 0);  // +25% < 30%, +16 pts < 30
+        QCOMPARE(run({"report", "--baseline", w0, "-o", dir.filePath("diff.md"), w4}, &out, &err), 0);
+        QFile md(dir.filePath("diff.md"));
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        QVERIFY(md.readAll().contains("**fixed**"));
     }
 };
 

@@ -1,0 +1,86 @@
+#include "report_export.h"
+
+#include "pdf_report.h"
+
+#include <QFileInfo>
+#include <QMetaObject>
+#include <QThread>
+
+namespace stallscope::gui {
+
+namespace {
+
+struct Filter {
+    const char* text;
+    reports::ReportFormat format;
+};
+constexpr Filter kFilters[] = {
+    {"HTML report (*.html)", reports::ReportFormat::Html},
+    {"PDF report (*.pdf)", reports::ReportFormat::Pdf},
+    {"Markdown report (*.md)", reports::ReportFormat::Markdown},
+    {"Analysis JSON (*.json)", reports::ReportFormat::Json},
+    {"Annotated trace for Perfetto (*.trace.json.gz *.trace.json)", reports::ReportFormat::AnnotatedTrace},
+};
+
+} // namespace
+
+ReportExport::~ReportExport() { wait(); }
+
+QString ReportExport::fileFilters() {
+    QStringList out;
+    for (const Filter& f : kFilters) out << QString::fromUtf8(f.text);
+    return out.join(";;");
+}
+
+bool ReportExport::formatFor(const QString& path, const QString& selectedFilter, int& format) {
+    reports::ReportFormat f;
+    if (reports::formatFromPath(path.toStdString(), f)) {
+        format = static_cast<int>(f);
+        return true;
+    }
+    for (const Filter& flt : kFilters)
+        if (selectedFilter == QString::fromUtf8(flt.text)) {
+            format = static_cast<int>(flt.format);
+            return true;
+        }
+    return false;
+}
+
+void ReportExport::start(std::shared_ptr<const Document> doc, int rank, const QString& path, int format) {
+    wait();
+    std::vector<reports::ReportInput> inputs;
+    const bool several = doc->traces.size() > 1;
+    for (size_t i = 0; i < doc->traces.size(); ++i) {
+        const LoadedTrace& lt = doc->traces[i];
+        if (static_cast<reports::ReportFormat>(format) == reports::ReportFormat::AnnotatedTrace && int(i) != rank) continue;
+        reports::ReportInput in;
+        in.path = lt.entry.path;
+        in.rank = lt.entry.rank;
+        if (several) in.label = (lt.entry.rank >= 0 ? "rank " + std::to_string(lt.entry.rank) + " · " : "") + lt.entry.label;
+        in.trace = lt.entry.trace;
+        in.analysis = lt.analysis;
+        inputs.push_back(std::move(in));
+    }
+    m_thread = QThread::create([this, inputs = std::move(inputs), path, format, doc] {
+        (void)doc;  // keeps the traces alive while writing
+        reports::ReportOptions options;
+        options.version = STALLSCOPE_VERSION;
+        std::string error;
+        const bool ok = pdf::writeReportFile(inputs, path.toStdString(), static_cast<reports::ReportFormat>(format),
+                                             options, error);
+        QMetaObject::invokeMethod(this, [this, path, ok, error] {
+            wait();
+            Q_EMIT finished(path, ok, QString::fromStdString(error));
+        }, Qt::QueuedConnection);
+    });
+    m_thread->start();
+}
+
+void ReportExport::wait() {
+    if (!m_thread) return;
+    m_thread->wait();
+    delete m_thread;
+    m_thread = nullptr;
+}
+
+} // namespace stallscope::gui

@@ -1,0 +1,19 @@
+#pragma once
+// Colours shared by the GUI and the reports (0xRRGGBB), so a cause or a severity looks the
+// same on the screen, in HTML, in Markdown badges and in the PDF.
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/model/event_kind.h"
+
+#include <cstdint>
+#include <string>
+
+namespace stallscope::reports {
+
+uint32_t causeRgb(analysis::IdleCause c);
+uint32_t severityRgb(analysis::FindingSeverity s);
+/// Fill of an event kind on a light background (the GUI varies it by name).
+uint32_t kindRgb(model::EventKind k);
+/// "#rrggbb"
+std::string hexColor(uint32_t rgb);
+
+} // namespace stallscope::reports

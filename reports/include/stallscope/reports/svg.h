@@ -1,0 +1,30 @@
+#pragma once
+// SVG pictures for the reports: a finding's stretch of timeline with its ranges shaded, and
+// the idle-cause breakdown of a device. Plain SVG 1.1 (no scripts, no external references,
+// no CSS beyond presentation attributes), so they embed in HTML, render with QtSvg for the
+// PDF, and stay readable in any browser. Every text from the trace is escaped.
+#include "stallscope/reports/report_document.h"
+
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/model/trace.h"
+
+namespace stallscope::reports {
+
+struct TimelinePictureOptions {
+    int width = 880;
+    int maxThreads = 2;      // CPU threads shown (those that launch the finding's GPU work first)
+    int maxStreams = 4;      // GPU streams of the finding's device
+    int maxDepth = 4;        // nesting lanes per thread
+    size_t maxRects = 6000;  // sub-pixel events are merged; this caps the file size
+};
+
+/// The finding's largest range with half its length of context on each side: the rows
+/// it concerns (launching threads, the device's streams), every finding range in view
+/// shaded and labelled, a time axis relative to the analysis window start.
+Picture findingTimelinePicture(const model::Trace& trace, const analysis::AnalysisResult& analysis,
+                               const analysis::Finding& finding, const TimelinePictureOptions& options = {});
+
+/// A stacked bar of the device's idle time by cause with the busy share, and a legend.
+Picture idleCausePicture(const analysis::DeviceMetrics& device, int width = 880);
+
+} // namespace stallscope::reports

@@ -1,0 +1,61 @@
+#include "stallscope/reports/palette.h"
+
+#include <cstdio>
+
+namespace stallscope::reports {
+
+using analysis::FindingSeverity;
+using analysis::IdleCause;
+using model::EventKind;
+
+uint32_t causeRgb(IdleCause c) {
+    switch (c) {
+    case IdleCause::DataLoading: return 0xD63031;
+    case IdleCause::BlockingCopy: return 0xE67E22;
+    case IdleCause::HostSync: return 0xF1C40F;
+    case IdleCause::LaunchOverhead: return 0x9B59B6;
+    case IdleCause::OptimizerCpu: return 0x3498DB;
+    case IdleCause::IoLoggingCheckpoint: return 0x1ABC9C;
+    case IdleCause::CpuCompute: return 0x2980B9;
+    case IdleCause::HostUntraced: return 0x95A5A6;
+    case IdleCause::GpuDependency: return 0x27AE60;
+    case IdleCause::Count: break;
+    }
+    return 0x808080;
+}
+
+uint32_t severityRgb(FindingSeverity s) {
+    switch (s) {
+    case FindingSeverity::High: return 0xD63031;
+    case FindingSeverity::Medium: return 0xE67E22;
+    case FindingSeverity::Low: return 0x3478C8;
+    case FindingSeverity::Note: break;
+    }
+    return 0x7F8C8D;
+}
+
+uint32_t kindRgb(EventKind k) {
+    switch (k) {
+    case EventKind::CpuOp: return 0x6A9BD8;
+    case EventKind::UserAnnotation: return 0xA98BE0;
+    case EventKind::PythonFunction: return 0x5EC4CF;
+    case EventKind::Runtime:
+    case EventKind::Driver: return 0xE8A05C;
+    case EventKind::Kernel: return 0x4DB56A;
+    case EventKind::Memcpy: return 0xE9C046;
+    case EventKind::Memset: return 0xA7C44F;
+    case EventKind::GpuUserAnnotation: return 0xC59AD6;
+    case EventKind::CudaSync: return 0xE06666;
+    case EventKind::Communication: return 0xD568AE;
+    default: break;
+    }
+    return 0xA9B0BA;
+}
+
+std::string hexColor(uint32_t rgb) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "#%06x", rgb & 0xFFFFFFu);
+    return buf;
+}
+
+} // namespace stallscope::reports

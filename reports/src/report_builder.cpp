@@ -1,0 +1,234 @@
+// What a report says (see report.h): summary, idle causes, findings with their picture and
+// fix, statistics tables, notes. Format-neutral: the renderers decide how it looks.
+#include "report_common.h"
+
+#include "stallscope/reports/svg.h"
+#include "stallscope/reports/text_format.h"
+
+#include <algorithm>
+
+namespace stallscope::reports {
+
+using namespace analysis;
+using detail::pct;
+
+namespace {
+
+Style severityStyle(FindingSeverity s) {
+    switch (s) {
+    case FindingSeverity::High: return Style::High;
+    case FindingSeverity::Medium: return Style::Medium;
+    case FindingSeverity::Low: return Style::Low;
+    case FindingSeverity::Note: break;
+    }
+    return Style::Note;
+}
+
+std::string upper(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string shareOf(const AnalysisResult& a) {
+    return !a.steps.empty() && (a.window.kind == WindowKind::Steps || a.window.kind == WindowKind::Step) ? "step time"
+                                                                                                          : "the window";
+}
+
+void summary(ReportDocument& doc, const ReportInput& in, const std::string& prefix) {
+    const AnalysisResult& a = *in.analysis;
+    doc.heading(2, prefix + "Summary", detail::anchor(prefix + "summary"));
+    Text window{{"Window: ", Style::Bold}, {a.window.description + ", " + formatDuration(a.window.length()), Style::Plain}};
+    if (a.stepTimes.count > 0)
+        window.push_back({"; " + std::to_string(a.stepTimes.count) + " steps, mean " + formatDuration(a.stepTimes.meanNs) +
+                              " (min " + formatDuration(a.stepTimes.minNs) + ", max " + formatDuration(a.stepTimes.maxNs) +
+                              ", variation " + pct(a.stepTimes.cv) + ")",
+                          Style::Plain});
+    doc.paragraph(window);
+    if (a.devices.empty()) {
+        doc.paragraph(plain("No GPU work in this trace."));
+    } else {
+        Table t;
+        t.header = {"Device", "Utilisation", "Busy", "Idle", "Kernels", "est. SM efficiency", "est. occupancy"};
+        t.rightAlign = {false, true, true, true, true, true, true};
+        for (const DeviceMetrics& d : a.devices)
+            t.rows.push_back({plain("GPU " + std::to_string(d.device) + (d.name.empty() ? "" : " · " + d.name)),
+                              plain(pct(d.utilization)), plain(formatDuration(d.busyNs)), plain(formatDuration(d.idleNs)),
+                              plain(pct(d.kernelUtilization)),
+                              plain(d.estSmEfficiency >= 0 ? pct(d.estSmEfficiency) : "–"),
+                              plain(d.estAchievedOccupancy >= 0 ? pct(d.estAchievedOccupancy / 100) : "–")});
+        doc.table(std::move(t));
+    }
+    if (!a.findings.empty()) {
+        const Finding& f = a.findings.front();
+        doc.paragraph({{"Largest finding: ", Style::Bold},
+                       {f.title, Style::Plain},
+                       {" — saves up to " + formatDuration(f.savingNs) + " (" + pct(f.savingShare) + " of " + shareOf(a) +
+                            ").",
+                        Style::Plain}});
+    }
+}
+
+void idleCauses(ReportDocument& doc, const ReportInput& in, const std::string& prefix, const ReportOptions& o) {
+    const AnalysisResult& a = *in.analysis;
+    bool any = false;
+    for (const DeviceMetrics& d : a.devices) any = any || d.idle.idleNs > 0;
+    if (!any) return;
+    doc.heading(2, prefix + "Why the GPU was idle", detail::anchor(prefix + "idle"));
+    doc.paragraph(plain("Every idle nanosecond is charged to what the launching thread was doing at the time "
+                        "(definitions in docs/analysis.md)."));
+    for (const DeviceMetrics& d : a.devices) {
+        if (d.idle.idleNs <= 0) continue;
+        if (o.pictures) doc.picture(idleCausePicture(d));
+        Table t;
+        t.header = {"Cause", "Time", "of window", "of idle", "Gaps", "What it means"};
+        t.rightAlign = {false, true, true, true, true, false};
+        std::vector<size_t> order(kIdleCauseCount);
+        for (size_t k = 0; k < kIdleCauseCount; ++k) order[k] = k;
+        std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return d.idle.causes[x].ns > d.idle.causes[y].ns; });
+        for (size_t k : order) {
+            const CauseTotals& c = d.idle.causes[k];
+            if (c.ns <= 0) continue;
+            const auto cause = static_cast<IdleCause>(k);
+            t.rows.push_back({{{std::string(idleCauseName(cause)), Style::Code}},
+                              plain(formatDuration(c.ns)),
+                              plain(pct(double(c.ns) / double(std::max<int64_t>(1, d.windowNs)))),
+                              plain(pct(double(c.ns) / double(d.idle.idleNs))),
+                              plain(formatCount(c.gaps)),
+                              {{std::string(idleCauseDescription(cause)), Style::Muted}}});
+        }
+        doc.table(std::move(t));
+    }
+}
+
+void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_t n, const std::string& prefix,
+             const ReportOptions& o) {
+    const model::Trace& t = *in.trace;
+    const AnalysisResult& a = *in.analysis;
+    doc.heading(3, std::to_string(n) + ". " + f.title, detail::anchor(prefix + f.id));
+    Text meta{{upper(severityName(f.severity)), severityStyle(f.severity)},
+              {" · saves up to ", Style::Plain},
+              {formatDuration(f.savingNs), Style::Bold},
+              {" (" + pct(f.savingShare) + " of " + shareOf(a) + ") · confidence " +
+                   std::to_string(static_cast<int>(f.confidence * 100)) + "%" +
+                   (f.device >= 0 ? " · GPU " + std::to_string(f.device) : "") + " · ",
+               Style::Plain},
+              {f.id, Style::Muted}};
+    doc.paragraph(meta);
+    if (o.pictures && !f.ranges.empty()) doc.picture(findingTimelinePicture(t, a, f));
+    doc.paragraph(detail::prose(f.explanation));
+    if (!f.ranges.empty()) {
+        const auto largest = *std::max_element(f.ranges.begin(), f.ranges.end(),
+                                               [](const auto& x, const auto& y) { return x.length() < y.length(); });
+        doc.paragraph({{"On the timeline: ", Style::Bold},
+                       {std::to_string(f.ranges.size()) + (f.ranges.size() == 1 ? " range" : " ranges") +
+                            ", the largest " + formatDuration(largest.length()) + " at " +
+                            formatOffset(largest.start - a.window.startNs, 1000) + " from the window start.",
+                        Style::Plain}});
+    }
+    if (!f.waitedFor.empty()) {
+        Table w;
+        w.header = {"GPU waited for", "Time"};
+        w.rightAlign = {false, true};
+        for (const auto& [name, ns] : f.waitedFor) w.rows.push_back({{{detail::shortName(name), Style::Code}}, plain(formatDuration(ns))});
+        doc.table(std::move(w));
+    }
+    Text fix{{"Fix: ", Style::Bold}};
+    for (Span& sp : detail::prose(f.fix)) fix.push_back(std::move(sp));
+    doc.paragraph(std::move(fix));
+    if (!f.snippet.empty()) doc.code(f.snippet);
+    if (!f.evidence.empty()) {
+        Text ev{{"Evidence: ", Style::Bold}};
+        const auto& s = t.slices();
+        for (size_t i = 0; i < f.evidence.size() && i < 5; ++i) {
+            if (i) ev.push_back({", ", Style::Plain});
+            const uint32_t e = f.evidence[i].index();
+            ev.push_back({detail::shortName(t.str(s.name[e]), 80), Style::Code});
+            ev.push_back({" " + formatDuration(s.dur[e]) + " at " + formatOffset(s.start[e] - a.window.startNs, 1000),
+                          Style::Muted});
+        }
+        if (f.evidence.size() > 5) ev.push_back({" and " + std::to_string(f.evidence.size() - 5) + " more", Style::Muted});
+        doc.paragraph(ev);
+    }
+}
+
+void findings(ReportDocument& doc, const ReportInput& in, const std::string& prefix, const ReportOptions& o) {
+    const AnalysisResult& a = *in.analysis;
+    doc.heading(2, prefix + "Findings", detail::anchor(prefix + "findings"));
+    if (a.findings.empty()) {
+        doc.paragraph(plain("No findings: nothing in this window costs measurable GPU time."));
+        return;
+    }
+    Table overview;
+    overview.header = {"#", "Severity", "Finding", "Saves up to", "of " + shareOf(a)};
+    overview.rightAlign = {true, false, false, true, true};
+    for (size_t i = 0; i < a.findings.size() && i < o.maxFindings; ++i) {
+        const Finding& f = a.findings[i];
+        overview.rows.push_back({plain(std::to_string(i + 1)), {{std::string(severityName(f.severity)), severityStyle(f.severity)}},
+                                 plain(f.title), plain(formatDuration(f.savingNs)), plain(pct(f.savingShare))});
+    }
+    doc.table(std::move(overview));
+    for (size_t i = 0; i < a.findings.size() && i < o.maxFindings; ++i) finding(doc, in, a.findings[i], i + 1, prefix, o);
+    if (a.findings.size() > o.maxFindings)
+        doc.paragraph(plain(std::to_string(a.findings.size() - o.maxFindings) + " more findings are in the JSON report."));
+}
+
+void notes(ReportDocument& doc, const ReportInput& in, const std::string& prefix) {
+    const model::Trace& t = *in.trace;
+    std::vector<Text> items;
+    for (const std::string& n : in.analysis->notes) items.push_back(plain(n));
+    const auto& d = t.diagnostics();
+    for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
+        const auto kind = static_cast<model::DiagnosticKind>(k);
+        if (!d.count(kind)) continue;
+        items.push_back({{formatCount(d.count(kind)) + " × ", Style::Bold},
+                         {std::string(model::diagnosticInfo(kind).summary), Style::Plain}});
+    }
+    if (items.empty()) return;
+    doc.heading(2, prefix + "Notes", detail::anchor(prefix + "notes"));
+    doc.bullets(std::move(items));
+}
+
+void ranksOverview(ReportDocument& doc, const std::vector<ReportInput>& inputs) {
+    doc.heading(2, "Ranks", "ranks");
+    Table t;
+    t.header = {"Rank", "Trace", "Step time", "GPU utilisation", "Top finding"};
+    t.rightAlign = {true, false, true, true, false};
+    for (const ReportInput& in : inputs) {
+        const AnalysisResult& a = *in.analysis;
+        double util = 0;
+        for (const auto& d : a.devices) util += d.utilization / double(a.devices.size());
+        t.rows.push_back({plain(in.rank >= 0 ? std::to_string(in.rank) : "–"), plain(in.label.empty() ? in.path : in.label),
+                          plain(a.stepTimes.count ? formatDuration(a.stepTimes.meanNs) : formatDuration(a.window.length())),
+                          plain(a.devices.empty() ? "–" : pct(util)),
+                          plain(a.findings.empty() ? "none" : a.findings.front().title)});
+    }
+    doc.table(std::move(t));
+}
+
+} // namespace
+
+ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportOptions& o) {
+    ReportDocument doc;
+    if (inputs.empty()) return doc;
+    const ReportInput& first = inputs.front();
+    doc.title = "Stallscope report: " + detail::fileName(first.path);
+    doc.subtitle = detail::subtitle(first, o);
+    if (inputs.size() > 1) ranksOverview(doc, inputs);
+    for (const ReportInput& in : inputs) {
+        if (!in.trace || !in.analysis) continue;
+        std::string prefix;
+        if (inputs.size() > 1) {
+            prefix = (in.label.empty() ? detail::fileName(in.path) : in.label) + ": ";
+            doc.blocks.push_back(Block{Block::Kind::Rule});
+        }
+        summary(doc, in, prefix);
+        idleCauses(doc, in, prefix, o);
+        findings(doc, in, prefix, o);
+        detail::statistics(doc, in, prefix, o);
+        notes(doc, in, prefix);
+    }
+    return doc;
+}
+
+} // namespace stallscope::reports

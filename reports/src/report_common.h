@@ -1,0 +1,20 @@
+#pragma once
+// Helpers shared by the report builders.
+#include "stallscope/reports/report.h"
+
+#include <string>
+#include <string_view>
+
+namespace stallscope::reports::detail {
+
+std::string pct(double share);                                  // "33.1%"
+std::string anchor(std::string_view text);                      // "findings", "rank-0-summary"
+std::string shortName(std::string_view name, size_t max = 100); // sanitised, cut with "…"
+std::string fileName(const std::string& path);
+std::string subtitle(const ReportInput& in, const ReportOptions& o);
+/// Prose from the analysis with `backticked` names turned into code spans.
+Text prose(std::string_view text, Style style = Style::Plain);
+/// Top kernels, CPU operators (by self time), copies and runtime calls.
+void statistics(ReportDocument& doc, const ReportInput& in, const std::string& prefix, const ReportOptions& o);
+
+} // namespace stallscope::reports::detail

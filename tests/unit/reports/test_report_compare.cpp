@@ -1,0 +1,98 @@
+// Comparisons and the regression gate: ResNet-50 with num_workers=0 (before) and 4 (after)
+// is the known answer: the data-loading stall is fixed and the step time drops 20%; the
+// reverse is a regression. Inline traces pin the arithmetic.
+#include "test_support.h"
+#include "trace_text.h"
+
+#include "stallscope/importers/importer.h"
+#include "stallscope/reports/report.h"
+
+#include <QTest>
+
+using namespace stallscope;
+using namespace stallscope::reports;
+using test::TraceText;
+
+namespace {
+
+ReportInput load(const std::filesystem::path& path) {
+    ReportInput in;
+    in.path = path.string();
+    auto r = importers::importFile(path);
+    if (!r) return in;
+    in.trace = r.value();
+    in.analysis = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*in.trace));
+    return in;
+}
+
+/// Four steps of `stepUs` with `busyUs` of GPU work at the end of each.
+ReportInput steps(int64_t stepUs, int64_t busyUs) {
+    TraceText t;
+    for (int s = 0; s < 4; ++s) {
+        const int64_t b = s * stepUs;
+        t.step(s, b, stepUs);
+        t.launch("k", b + stepUs - busyUs - 10, 5, b + stepUs - busyUs, busyUs);
+    }
+    ReportInput in;
+    in.path = "inline.json";
+    in.trace = t.load();
+    in.analysis = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*in.trace));
+    return in;
+}
+
+} // namespace
+
+class TestReportCompare : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void regressionArithmetic() {
+        const ReportInput fast = steps(1000, 800), slow = steps(1100, 800);
+        const RegressionCheck up = checkRegression(*fast.analysis, *slow.analysis, 5);
+        QVERIFY(up.regressed);
+        QVERIFY(std::abs(up.stepTimeChangePct - 10.0) < 0.01);
+        QVERIFY(up.reason.find("step time regressed +10.0%") != std::string::npos);
+        QVERIFY(!checkRegression(*fast.analysis, *slow.analysis, 10.5).regressed);  // +10% steps, +7.3 pts idle
+        const RegressionCheck down = checkRegression(*slow.analysis, *fast.analysis, 5);
+        QVERIFY(!down.regressed);
+        QVERIFY(down.stepTimeChangePct < 0);
+        // Same step time, more idle: the idle share gate.
+        const ReportInput busy = steps(1000, 900), idle = steps(1000, 700);
+        const RegressionCheck more = checkRegression(*busy.analysis, *idle.analysis, 5);
+        QVERIFY(more.regressed);
+        QVERIFY(std::abs(more.stepTimeChangePct) < 0.01);
+        QVERIFY(more.idleShareChangePts > 15 && more.idleShareChangePts < 25);
+        QVERIFY(more.reason.find("idle share") != std::string::npos);
+    }
+
+    void resnetWorkersComparison() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto dir = test::sharedTraces() / "kineto-tb-plugin";
+        const ReportInput before = load(dir / "resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+        const ReportInput after = load(dir / "resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz");
+        QVERIFY(before.trace && after.trace);
+        const RegressionCheck better = checkRegression(*before.analysis, *after.analysis, 5);
+        QVERIFY(!better.regressed);
+        QVERIFY(better.stepTimeChangePct < -15);   // 174.8 ms -> 139.7 ms
+        QVERIFY(better.idleShareChangePts < -10);  // 43.4% -> 27.4%
+        const RegressionCheck worse = checkRegression(*after.analysis, *before.analysis, 5);
+        QVERIFY(worse.regressed);
+        QVERIFY(worse.reason.find("step time") != std::string::npos);
+
+        const ReportDocument doc = buildComparison(before, after);
+        const std::string md = renderMarkdown(doc);
+        // The data-loading finding is fixed; "The GPU waits for CPU work" is new.
+        const size_t dl = md.find("GPU idle while the input pipeline prepares batches");
+        QVERIFY(dl != std::string::npos);
+        QVERIFY(md.find("**fixed**", dl) < md.find('\n', dl));
+        const size_t host = md.find("The GPU waits for CPU work");
+        QVERIFY(host != std::string::npos);
+        QVERIFY(md.find("**new**", host) < md.find('\n', host));
+        QVERIFY(md.find("\\-20.1%") != std::string::npos);
+        const std::string html = renderHtml(doc);
+        QVERIFY(html.find("class=\"good\">-20.1%") != std::string::npos);  // shorter steps are good
+        QVERIFY(html.find("<span class=\"good\">fixed</span>") != std::string::npos);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReportCompare)
+#include "test_report_compare.moc"

@@ -1,0 +1,266 @@
+// Reports: escaping of untrusted text in every format, HTML self-containment, the content
+// of the report (titles, savings, pictures, fixes) on inline and real traces, JSON validity,
+// Markdown safety, and atomic writes.
+#include "test_support.h"
+#include "trace_text.h"
+
+#include "stallscope/importers/importer.h"
+#include "stallscope/reports/atomic_file.h"
+#include "stallscope/reports/escape.h"
+#include "stallscope/reports/report.h"
+#include "stallscope/reports/text_format.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <sys/stat.h>
+
+using namespace stallscope;
+using namespace stallscope::reports;
+using test::TraceText;
+
+namespace {
+
+const std::string kHostile = "<img src=x onerror=alert(1)>";
+const std::string kHostile2 = "</code></pre><script>alert(2)</script>|`x`|**b**";
+
+ReportInput analysed(std::shared_ptr<const model::Trace> t, std::string path) {
+    ReportInput in;
+    in.path = std::move(path);
+    in.trace = std::move(t);
+    in.analysis = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*in.trace));
+    return in;
+}
+
+/// Steps that wait on a DataLoader whose work is named by hostile strings, and a hostile kernel.
+ReportInput hostileInput() {
+    TraceText t;
+    for (int s = 0; s < 4; ++s) {
+        const int64_t b = s * 700;
+        t.step(s, b, 690);
+        t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
+        t.cpu(kHostile, b + 10, 300);
+        t.cpu(kHostile2, b + 320, 60);
+        t.launch(kHostile, b + 450, 5, b + 460, 200);
+    }
+    return analysed(t.load(), "hostile <trace>.json");
+}
+
+/// Every tag in `html` is one we write, and no attribute is an event handler.
+void checkTags(const QString& html) {
+    static const QStringList allowed{"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "h4",
+                                     "p", "span", "strong", "code", "pre", "div", "table", "thead", "tbody", "tr",
+                                     "th", "td", "figure", "svg", "rect", "text", "line", "ul", "li", "hr", "footer"};
+    const QRegularExpression tag("<\\s*/?\\s*([A-Za-z][A-Za-z0-9]*)([^>]*)>");
+    for (auto it = tag.globalMatch(html); it.hasNext();) {
+        const auto m = it.next();
+        QVERIFY2(allowed.contains(m.captured(1).toLower()), qPrintable("unexpected tag " + m.captured(0)));
+        QVERIFY2(!QRegularExpression("\\son[a-z]+\\s*=", QRegularExpression::CaseInsensitiveOption)
+                      .match(m.captured(2))
+                      .hasMatch(),
+                 qPrintable("event handler in " + m.captured(0)));
+    }
+}
+
+/// Nothing is fetched: no tag has a src/href-like attribute, there is no url() or @import,
+/// and the only URLs are SVG namespace names.
+void checkSelfContained(const QString& html) {
+    const QRegularExpression tag("<\\s*[A-Za-z][A-Za-z0-9]*([^>]*)>");
+    const QRegularExpression fetching("(^|\\s)(src|href|xlink:href|action|formaction|poster|data|srcset)\\s*=",
+                                      QRegularExpression::CaseInsensitiveOption);
+    for (auto it = tag.globalMatch(html); it.hasNext();) {
+        const auto m = it.next();
+        QVERIFY2(!fetching.match(m.captured(1)).hasMatch(), qPrintable("fetching attribute in " + m.captured(0)));
+    }
+    QVERIFY(!html.contains("url(", Qt::CaseInsensitive));
+    QVERIFY(!html.contains("@import", Qt::CaseInsensitive));
+    QVERIFY(!html.contains("<script", Qt::CaseInsensitive));
+    const int urls = int(html.count("http://", Qt::CaseInsensitive) + html.count("https://", Qt::CaseInsensitive));
+    QCOMPARE(urls, int(html.count("xmlns='http://www.w3.org/2000/svg'")));
+}
+
+/// Outside code spans and fences, '<' is always backslash-escaped.
+void checkMarkdownSafe(const std::string& md) {
+    bool fence = false;
+    size_t lineStart = 0;
+    while (lineStart < md.size()) {
+        const size_t end = md.find('\n', lineStart);
+        const std::string line = md.substr(lineStart, end == std::string::npos ? std::string::npos : end - lineStart);
+        lineStart = end == std::string::npos ? md.size() : end + 1;
+        if (line.rfind("```", 0) == 0) {
+            fence = !fence;
+            continue;
+        }
+        if (fence) continue;
+        size_t ticks = 0;  // open code span fence length, 0 = none
+        for (size_t i = 0; i < line.size(); ++i) {
+            if (line[i] == '\\' && !ticks) {
+                ++i;
+                continue;
+            }
+            if (line[i] == '`') {
+                size_t run = 1;
+                while (i + run < line.size() && line[i + run] == '`') ++run;
+                if (!ticks) ticks = run;
+                else if (run == ticks) ticks = 0;
+                i += run - 1;
+                continue;
+            }
+            QVERIFY2(ticks || line[i] != '<', qPrintable(QString::fromStdString("unescaped < in: " + line)));
+        }
+    }
+}
+
+} // namespace
+
+class TestReports : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void escapingRules() {
+        QCOMPARE(escapeHtml(kHostile), std::string("&lt;img src=x onerror=alert(1)&gt;"));
+        QCOMPARE(escapeHtml("a\"b'c&"), std::string("a&quot;b&#39;c&amp;"));
+        // Invalid UTF-8 becomes U+FFFD; controls are dropped; valid multibyte stays.
+        QCOMPARE(sanitizeUtf8(std::string("a\xff" "b\x01" "c\xc3\xa9\xed\xa0\x80", 10)),
+                 std::string("a\xEF\xBF\xBD" "bc\xc3\xa9\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
+        QCOMPARE(escapeMarkdown("*a* <b> |c|"), std::string("\\*a\\* \\<b\\> \\|c\\|"));
+        QCOMPARE(escapeMarkdown("# 1. x-y 2.5"), std::string("\\# 1. x-y 2.5"));
+        QCOMPARE(escapeMarkdown("12. item"), std::string("12\\. item"));
+        QCOMPARE(escapeMarkdown("- a"), std::string("\\- a"));
+        QCOMPARE(markdownCodeSpan("a`b"), std::string("``a`b``"));
+        QCOMPARE(markdownCodeSpan("x|y"), std::string("`x\\|y`"));
+        QCOMPARE(markdownCodeBlock("```\ncode"), std::string("````\n```\ncode\n````\n"));
+        QCOMPARE(truncateUtf8("µµµµµ", 3), std::string("µµµ…"));
+        QCOMPARE(formatOffset(65'200'000, 200'000), std::string("+65.2 ms"));
+    }
+
+    void hostileNamesAreTextInEveryFormat() {
+        const ReportInput in = hostileInput();
+        QVERIFY(in.trace);
+        QVERIFY(!in.analysis->findings.empty());
+        const ReportDocument doc = buildReport({in});
+        const QString html = QString::fromStdString(renderHtml(doc));
+        QVERIFY(html.contains("&lt;img src=x onerror=alert(1)&gt;"));  // the name is there, as text
+        QVERIFY(!html.contains(QString::fromStdString(kHostile)));
+        checkTags(html);
+        checkSelfContained(html);
+        const std::string md = renderMarkdown(doc);
+        QVERIFY(md.find("onerror") != std::string::npos);  // present...
+        checkMarkdownSafe(md);                             // ...but never as HTML
+        const std::string json = renderJson({in});
+        QJsonParseError pe;
+        const QJsonDocument jd = QJsonDocument::fromJson(QByteArray::fromStdString(json), &pe);
+        QVERIFY2(pe.error == QJsonParseError::NoError, qPrintable(pe.errorString()));
+        QVERIFY(jd.isArray());
+        QCOMPARE(jd.array().at(0).toObject().value("schema").toString(), QString("stallscope.analysis/1"));
+        QVERIFY(json.find("onerror") != std::string::npos);
+    }
+
+    void dataLoadingReportExplainsTheStallWithAPictureAndTheFix() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto path = test::sharedTraces() / "kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+        auto r = importers::importFile(path);
+        QVERIFY(r);
+        const ReportInput in = analysed(r.value(), path.string());
+        const analysis::Finding& top = in.analysis->findings.front();
+        QCOMPARE(top.kind, analysis::FindingKind::DataLoading);
+        const QString html = QString::fromStdString(renderHtml(buildReport({in})));
+        checkTags(html);
+        checkSelfContained(html);
+        QVERIFY(html.contains("GPU idle while the input pipeline prepares batches"));
+        QVERIFY(html.contains(QString::fromStdString(formatDuration(top.savingNs))));
+        QVERIFY(html.contains("33.1%"));
+        QVERIFY(html.contains("num_workers=8"));  // the fix snippet
+        // The finding's picture: an SVG with the shaded range labelled data_loading.
+        const int heading = int(html.indexOf("1. GPU idle while the input pipeline"));
+        const int svg = int(html.indexOf("<svg", heading));
+        QVERIFY(heading > 0 && svg > heading);
+        const int svgEnd = int(html.indexOf("</svg>", svg));
+        const QString picture = html.mid(svg, svgEnd - svg);
+        QVERIFY(picture.contains(">data_loading</text>"));
+        QVERIFY(picture.contains("fill='#e63228'"));  // the shade
+        QVERIFY(picture.contains("GPU 0 stream 7"));
+    }
+
+    void everyRealTraceMakesEveryTextFormat() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        int n = 0;
+        for (const auto& e : std::filesystem::recursive_directory_iterator(test::sharedTraces())) {
+            const std::string name = e.path().filename().string();
+            if (!e.is_regular_file() || name.find("test_gpu_metrics") == 0) continue;
+            if (!(name.ends_with(".json") || name.ends_with(".json.gz"))) continue;
+            auto r = importers::importFile(e.path());
+            QVERIFY2(r, qPrintable(QString::fromStdString(e.path().string())));
+            const ReportInput in = analysed(r.value(), e.path().string());
+            const ReportDocument doc = buildReport({in});
+            const QString html = QString::fromStdString(renderHtml(doc));
+            checkSelfContained(html);
+            checkTags(html);
+            const std::string md = renderMarkdown(doc);
+            checkMarkdownSafe(md);
+            for (const auto& f : in.analysis->findings) {
+                QVERIFY(html.contains(QString::fromStdString(escapeHtml(f.title))));
+                QVERIFY(html.contains(QString::fromStdString(formatDuration(f.savingNs))));
+                QVERIFY(md.find(escapeMarkdown(f.title)) != std::string::npos);
+            }
+            QJsonParseError pe;
+            QJsonDocument::fromJson(QByteArray::fromStdString(renderJson({in})), &pe);
+            QCOMPARE(pe.error, QJsonParseError::NoError);
+            ++n;
+        }
+        QVERIFY(n >= 20);
+    }
+
+    void writesByExtensionAtomically() {
+        const ReportInput in = hostileInput();
+        QTemporaryDir dir;
+        std::string error;
+        for (const char* name : {"r.html", "r.md", "r.json"}) {
+            ReportFormat f;
+            QVERIFY(formatFromPath(dir.filePath(name).toStdString(), f));
+            QVERIFY2(writeReport({in}, dir.filePath(name).toStdString(), f, {}, error), error.c_str());
+            QVERIFY(QFileInfo(dir.filePath(name)).size() > 100);
+        }
+        ReportFormat f;
+        QVERIFY(formatFromPath("x.trace.json.gz", f) && f == ReportFormat::AnnotatedTrace);
+        QVERIFY(formatFromPath("x.PDF", f) && f == ReportFormat::Pdf);
+        QVERIFY(!formatFromPath("x.txt", f));
+        // A read-only target is refused and left as it was; no temporary file is left behind.
+        const std::string target = dir.filePath("keep.html").toStdString();
+        test::writeFile(target, "old report");
+        ::chmod(target.c_str(), 0444);
+        QVERIFY(!writeReport({in}, target, ReportFormat::Html, {}, error));
+        QVERIFY(error.find("read-only") != std::string::npos);
+        QCOMPARE(test::readFile(target), std::string("old report"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Hidden | QDir::Files).filter(".tmp").size(), 0);
+        // A missing folder is a clear error.
+        QVERIFY(!writeReport({in}, dir.filePath("no/such/dir/r.html").toStdString(), ReportFormat::Html, {}, error));
+        QVERIFY(error.find("no such folder") != std::string::npos);
+    }
+
+    void anAbandonedWriteLeavesTheOldFile() {
+        QTemporaryDir dir;
+        const std::string target = dir.filePath("r.html").toStdString();
+        test::writeFile(target, "good");
+        {
+            AtomicFile f;
+            QVERIFY(f.open(target));
+            QVERIFY(f.write("half a rep"));
+            QVERIFY(std::filesystem::exists(f.temporaryPath()));
+            QCOMPARE(test::readFile(target), std::string("good"));
+        }  // never committed
+        QCOMPARE(test::readFile(target), std::string("good"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Hidden | QDir::Files).size(), 1);
+        std::string error;
+        QVERIFY(writeFileAtomically(target, "new", error));
+        QCOMPARE(test::readFile(target), std::string("new"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestReports)
+#include "test_reports.moc"
