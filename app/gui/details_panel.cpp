@@ -1,5 +1,7 @@
 #include "details_panel.h"
 
+#include "gui_text.h"
+
 #include "theme.h"
 
 #include <QTextBrowser>
@@ -15,12 +17,6 @@ QString esc(std::string_view s, size_t max = 2000) {
     std::string t(s.substr(0, max));
     if (s.size() > max) t += "...";
     return QString::fromStdString(t).toHtmlEscaped();
-}
-QString dur(int64_t ns) {
-    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 6) + " s";
-    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 3) + " ms";
-    if (ns >= 1'000) return QString::number(double(ns) / 1e3, 'f', 3) + " µs";
-    return QString::number(ns) + " ns";
 }
 QString row(const QString& k, const QString& v) {
     return QString("<tr><td style='color:gray;padding-right:12px' valign='top'>%1</td><td>%2</td></tr>").arg(k, v);
@@ -56,12 +52,12 @@ void DetailsPanel::showSlice(SliceId id) {
     const TrackInfo& track = t.track(s.track[i]);
     const ProcessInfo& pr = t.process(track.process);
     auto link = [&](SliceId other) {
-        return QString("<a href='slice:%1'>%2</a> (%3)").arg(other.index()).arg(esc(t.str(s.name[other.index()]), 120), dur(s.dur[other.index()]));
+        return QString("<a href='slice:%1'>%2</a> (%3)").arg(other.index()).arg(esc(t.str(s.name[other.index()]), 120), durationText(s.dur[other.index()], 3));
     };
     QString h = QString("<h3 style='margin-bottom:4px'>%1</h3><table cellspacing='0' cellpadding='1'>").arg(esc(t.str(s.name[i])));
     h += row(tr("category"), esc(t.str(s.category[i])) + " <span style='color:gray'>(" + esc(kindName(s.kind[i])) + ")</span>");
-    h += row(tr("start"), QString("+%1 <span style='color:gray'>(%2 ns)</span>").arg(dur(s.start[i] - m_origin)).arg(s.start[i]));
-    h += row(tr("duration"), dur(s.dur[i]));
+    h += row(tr("start"), QString("+%1 <span style='color:gray'>(%2 ns)</span>").arg(durationText(s.start[i] - m_origin, 3)).arg(s.start[i]));
+    h += row(tr("duration"), durationText(s.dur[i], 3));
     h += row(tr("row"), esc(t.str(pr.name)) + " › " + esc(t.str(track.name)));
     if (s.correlation[i] != SliceTable::kNoCorrelation) h += row(tr("correlation"), QString::number(s.correlation[i]));
     if (isGpuSide(s.kind[i])) {

@@ -1,5 +1,7 @@
 #include "findings_panel.h"
 
+#include "gui_text.h"
+
 #include "idle_chart.h"
 #include "theme.h"
 
@@ -19,11 +21,6 @@ namespace stallscope::gui {
 using namespace analysis;
 
 namespace {
-QString ms(int64_t ns) {
-    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 2) + " s";
-    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 1) + " ms";
-    return QString::number(double(ns) / 1e3, 'f', 0) + " µs";
-}
 
 QIcon severityIcon(FindingSeverity s) {
     QPixmap pm(12, 12);
@@ -68,7 +65,7 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
         case Severity: return QString::fromStdString(std::string(severityName(f->severity)));
         case Title: return QString::fromStdString(f->title);
-        case Saving: return ms(f->savingNs);
+        case Saving: return durationText(f->savingNs, 1);
         case Share: return QString::number(f->savingShare * 100, 'f', 1) + "%";
         default: return {};
         }
@@ -180,7 +177,7 @@ void FindingsPanel::showDetail(int row) {
     h += QString("<h3 style='margin-bottom:2px'>%1</h3>").arg(html(f->title));
     h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · saves up to <b>%3</b> "
                  "(%4% of %7) · confidence %5% · <span style='color:gray'>%6</span></p>")
-             .arg(color, QString::fromStdString(std::string(severityName(f->severity))).toUpper(), ms(f->savingNs),
+             .arg(color, QString::fromStdString(std::string(severityName(f->severity))).toUpper(), durationText(f->savingNs, 1),
                   QString::number(f->savingShare * 100, 'f', 1), QString::number(int(f->confidence * 100)), html(f->id),
                   stepWindow(m_analysis.get()) ? tr("step time") : tr("the window"));
     h += "<p>" + html(f->explanation) + "</p>";
@@ -188,7 +185,7 @@ void FindingsPanel::showDetail(int row) {
         h += "<p><b>What the GPU waited for</b></p><table cellspacing='0' cellpadding='2'>";
         for (const auto& [name, ns] : f->waitedFor)
             h += QString("<tr><td align='right' style='padding-right:10px'>%1</td><td><code>%2</code></td></tr>")
-                     .arg(ms(ns), html(name.size() > 120 ? name.substr(0, 117) + "..." : name));
+                     .arg(durationText(ns, 1), html(name.size() > 120 ? name.substr(0, 117) + "..." : name));
         h += "</table>";
     }
     h += "<p><b>Fix</b><br>" + html(f->fix) + "</p>";
@@ -202,7 +199,7 @@ void FindingsPanel::showDetail(int row) {
             const uint32_t e = f->evidence[i].index();
             std::string n(m_trace->str(s.name[e]));
             if (n.size() > 90) n = n.substr(0, 87) + "...";
-            h += QString("<a href='slice:%1'>%2</a> <span style='color:gray'>(%3)</span><br>").arg(e).arg(html(n), ms(s.dur[e]));
+            h += QString("<a href='slice:%1'>%2</a> <span style='color:gray'>(%3)</span><br>").arg(e).arg(html(n), durationText(s.dur[e], 1));
         }
         h += "</p>";
     }

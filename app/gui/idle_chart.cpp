@@ -1,5 +1,7 @@
 #include "idle_chart.h"
 
+#include "gui_text.h"
+
 #include "theme.h"
 
 #include <QHelpEvent>
@@ -14,11 +16,6 @@ namespace stallscope::gui {
 using namespace analysis;
 
 namespace {
-QString ms(int64_t ns) {
-    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 2) + " s";
-    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 1) + " ms";
-    return QString::number(double(ns) / 1e3, 'f', 0) + " µs";
-}
 } // namespace
 
 IdleChart::IdleChart(QWidget* parent) : QWidget(parent) {
@@ -58,7 +55,7 @@ void IdleChart::paintEvent(QPaintEvent*) {
     p.drawText(QRect(8, 2, width() - 16, 18), Qt::AlignVCenter | Qt::AlignLeft,
                tr("GPU %1 idle %2 of %3 (busy %4%)")
                    .arg(m_device)
-                   .arg(ms(m_idle), ms(m_window))
+                   .arg(durationText(m_idle, 1), durationText(m_window, 1))
                    .arg(QString::number(m_utilization * 100, 'f', 1)));
     p.setFont(font());
     const QRectF bar(8, 22, width() - 16, 14);
@@ -85,7 +82,7 @@ void IdleChart::paintEvent(QPaintEvent*) {
                    fm.elidedText(label, Qt::ElideRight, labelW));
         p.setPen(th.mutedText);
         p.drawText(QRect(cx + colW - valueW - 6, cy, valueW, 18), Qt::AlignVCenter | Qt::AlignRight,
-                   QString("%1 %2%").arg(ms(s.ns)).arg(QString::number(100.0 * double(s.ns) / double(m_idle), 'f', 0)));
+                   QString("%1 %2%").arg(durationText(s.ns, 1)).arg(QString::number(100.0 * double(s.ns) / double(m_idle), 'f', 0)));
     }
 }
 
@@ -96,7 +93,7 @@ bool IdleChart::event(QEvent* e) {
             if (s.rect.contains(he->pos())) {
                 QToolTip::showText(he->globalPos(),
                                    QString("<b>%1</b>: %2 (%3% of idle)<br>%4")
-                                       .arg(QString::fromStdString(std::string(idleCauseName(s.cause))), ms(s.ns),
+                                       .arg(QString::fromStdString(std::string(idleCauseName(s.cause))), durationText(s.ns, 1),
                                             QString::number(100.0 * double(s.ns) / double(m_idle), 'f', 1),
                                             QString::fromStdString(std::string(idleCauseDescription(s.cause)))),
                                    this);

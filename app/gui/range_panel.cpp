@@ -1,5 +1,7 @@
 #include "range_panel.h"
 
+#include "gui_text.h"
+
 #include "stallscope/analysis/gpu_metrics.h"
 #include "theme.h"
 
@@ -14,12 +16,6 @@ namespace stallscope::gui {
 using namespace model;
 
 namespace {
-QString dur(int64_t ns) {
-    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 3) + " s";
-    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 2) + " ms";
-    if (ns >= 1'000) return QString::number(double(ns) / 1e3, 'f', 1) + " µs";
-    return QString::number(ns) + " ns";
-}
 
 std::vector<std::pair<std::string, int64_t>> top(const std::map<StringId, int64_t>& m, const Trace& t, size_t n) {
     std::vector<std::pair<std::string, int64_t>> v;
@@ -85,18 +81,18 @@ void RangePanel::showRange(int64_t lo, int64_t hi) {
     m_stats = computeRangeStats(*m_trace, m_analysis.get(), lo, hi);
     const int64_t len = hi - lo;
     const int64_t origin = m_analysis ? m_analysis->window.startNs : m_trace->startNs();
-    QString h = tr("<h3 style='margin-bottom:2px'>Range %1 … %2 (%3)</h3>").arg(dur(lo - origin), dur(hi - origin), dur(len));
+    QString h = tr("<h3 style='margin-bottom:2px'>Range %1 … %2 (%3)</h3>").arg(durationText(lo - origin, 2), durationText(hi - origin, 2), durationText(len, 2));
     for (const auto& d : m_stats.devices) {
         h += QString("<p><b>GPU %1</b>: busy %2 (%3%), idle %4</p>")
                  .arg(d.device)
-                 .arg(dur(d.busyNs), QString::number(100.0 * double(d.busyNs) / double(len), 'f', 1), dur(len - d.busyNs));
+                 .arg(durationText(d.busyNs, 2), QString::number(100.0 * double(d.busyNs) / double(len), 'f', 1), durationText(len - d.busyNs, 2));
         QString causes;
         for (size_t k = 0; k < analysis::kIdleCauseCount; ++k)
             if (d.idleByCause[k] > 0)
                 causes += QString("<tr><td><span style='color:%1'>■</span> %2</td><td align='right'>%3</td></tr>")
                               .arg(Theme::current().causeColor(static_cast<analysis::IdleCause>(k)).name(),
                                    QString::fromStdString(std::string(analysis::idleCauseName(static_cast<analysis::IdleCause>(k)))),
-                                   dur(d.idleByCause[k]));
+                                   durationText(d.idleByCause[k], 2));
         if (!causes.isEmpty()) h += "<table cellspacing='0' cellpadding='1'>" + causes + "</table>";
     }
     auto table = [&](const QString& title, const std::vector<std::pair<std::string, int64_t>>& rows) {
@@ -104,7 +100,7 @@ void RangePanel::showRange(int64_t lo, int64_t hi) {
         h += "<p><b>" + title + "</b></p><table cellspacing='0' cellpadding='1'>";
         for (const auto& [name, ns] : rows)
             h += QString("<tr><td align='right' style='padding-right:10px'>%1</td><td><code>%2</code></td></tr>")
-                     .arg(dur(ns), QString::fromStdString(name.size() > 110 ? name.substr(0, 107) + "..." : name).toHtmlEscaped());
+                     .arg(durationText(ns, 2), QString::fromStdString(name.size() > 110 ? name.substr(0, 107) + "..." : name).toHtmlEscaped());
         h += "</table>";
     };
     table(tr("Top kernels in the range"), m_stats.kernels);

@@ -1,5 +1,7 @@
 #include "ranks_panel.h"
 
+#include "gui_text.h"
+
 #include <QHeaderView>
 #include <QTableWidget>
 #include <QVBoxLayout>
@@ -7,7 +9,6 @@
 namespace stallscope::gui {
 
 namespace {
-QString ms(int64_t ns) { return QString::number(double(ns) / 1e6, 'f', 1) + " ms"; }
 } // namespace
 
 RanksPanel::RanksPanel(QWidget* parent) : QWidget(parent), m_table(new QTableWidget(this)) {
@@ -43,8 +44,8 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         set(0, QString::number(lt.entry.rank), true);
         set(1, QString::fromStdString(lt.entry.label) + (lt.entry.span ? QString(" (span %1)").arg(lt.entry.span) : QString()));
         set(2, a.devices.empty() ? "—" : QString::number(a.devices.front().utilization * 100, 'f', 1) + "%", true);
-        set(3, a.devices.empty() ? "—" : ms(a.devices.front().idleNs), true);
-        set(4, a.stepTimes.count ? ms(a.stepTimes.meanNs) : "—", true);
+        set(3, a.devices.empty() ? "—" : durationText(a.devices.front().idleNs, 1), true);
+        set(4, a.stepTimes.count ? durationText(a.stepTimes.meanNs, 1) : "—", true);
         set(5, a.findings.empty() ? tr("none") : QString::fromStdString(a.findings.front().title));
         set(6, a.findings.empty() ? "" : QString::number(a.findings.front().savingShare * 100, 'f', 1) + "%", true);
     }

@@ -235,7 +235,7 @@ private Q_SLOTS:
         panel.setMode(FlameMode::GpuTime);
         QCOMPARE(panel.graphWidget()->graph().mode, FlameMode::GpuTime);
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_gpu.totalNs);
-        QVERIFY2(panel.infoText().contains(QStringLiteral("GPU time 450 \u00b5s")),
+        QVERIFY2(panel.infoText().contains(QStringLiteral("GPU time 450.0 \u00b5s")),
                  qPrintable(panel.infoText()));
         const int64_t t0 = m_trace->startNs();
         panel.setRange(t0 + 100'000, t0 + 750'000);
@@ -257,7 +257,7 @@ private Q_SLOTS:
         QApplication::sendEvent(w, &move);
         QCOMPARE(w->hoveredNode(), kernel);
         QVERIFY2(panel.statusText().startsWith(
-                     QStringLiteral("relu_kernel   total 50.0 \u00b5s (33.3 %)")),
+                     QStringLiteral("relu_kernel   total 50.00 \u00b5s (33.3 %)")),
                  qPrintable(panel.statusText()));
         panel.clearRange();
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_gpu.totalNs);

@@ -1,5 +1,7 @@
 #include "flame_graph_widget.h"
 
+#include "gui_text.h"
+
 #include "theme.h"
 
 #include <QFontMetrics>
@@ -131,17 +133,7 @@ QSize FlameGraphWidget::minimumSizeHint() const {
     return {200, rows * kRowHeight + 1};
 }
 
-QString FlameGraphWidget::formatDuration(int64_t ns) {
-    const double a = std::abs(double(ns));
-    if (a >= 1e9)
-        return QString::number(double(ns) / 1e9, 'f', a >= 1e11 ? 1 : 3) + QStringLiteral(" s");
-    if (a >= 1e6)
-        return QString::number(double(ns) / 1e6, 'f', a >= 1e8 ? 1 : 2) + QStringLiteral(" ms");
-    if (a >= 1e3)
-        return QString::number(double(ns) / 1e3, 'f', a >= 1e5 ? 0 : 1) +
-               QStringLiteral(" \u00b5s");
-    return QString::number(ns) + QStringLiteral(" ns");
-}
+QString FlameGraphWidget::formatDuration(int64_t ns) { return significantDuration(ns); }
 
 // ---------------------------------------------------------------- layout and painting
 

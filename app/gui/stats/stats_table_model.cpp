@@ -2,6 +2,8 @@
 // formatting they use.
 #include "stats_table_model.h"
 
+#include "gui_text.h"
+
 #include "theme.h"
 
 #include <QLocale>
@@ -28,17 +30,7 @@ QString duration(int64_t ns) {
     return QString::number(ns) + QStringLiteral(" ns");
 }
 
-QString durationShort(int64_t ns) {
-    const double a = std::abs(double(ns));
-    auto sig = [](double v, const char* unit) {
-        const int decimals = v >= 100 ? 1 : v >= 10 ? 2 : 3;
-        return QString::number(v, 'f', decimals) + QString::fromUtf8(unit);
-    };
-    if (a >= 1e9) return sig(double(ns) / 1e9, " s");
-    if (a >= 1e6) return sig(double(ns) / 1e6, " ms");
-    if (a >= 1e3) return sig(double(ns) / 1e3, " µs");
-    return QString::number(ns) + QStringLiteral(" ns");
-}
+QString durationShort(int64_t ns) { return significantDuration(ns); }
 
 QString count(uint64_t n) { return locale().toString(qulonglong(n)); }
 

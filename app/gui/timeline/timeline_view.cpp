@@ -1,5 +1,7 @@
 #include "timeline_view.h"
 
+#include "../gui_text.h"
+
 #include "../theme.h"
 
 #include <QKeyEvent>
@@ -15,12 +17,6 @@ namespace stallscope::gui {
 using namespace model;
 
 namespace {
-QString durationText(int64_t ns) {
-    if (ns >= 1'000'000'000) return QString::number(double(ns) / 1e9, 'f', 3) + " s";
-    if (ns >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 3) + " ms";
-    if (ns >= 1'000) return QString::number(double(ns) / 1e3, 'f', 3) + " µs";
-    return QString::number(ns) + " ns";
-}
 } // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
