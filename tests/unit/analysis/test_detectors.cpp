@@ -70,7 +70,8 @@ private Q_SLOTS:
             t.runtime("cudaMemcpyAsync", b, 200, c);
             t.memcpy("Memcpy HtoD (Pageable -> Device)", b + 150, 50, c, 8 << 20);
         };
-        const Finding* f = find(run(stepsWith(pageable, 220, 800)), FindingKind::BlockingH2dCopy);
+        const AnalysisResult result = run(stepsWith(pageable, 220, 800));  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::BlockingH2dCopy);
         QVERIFY(f);
         QVERIFY(f->savingNs >= 4 * 50 * us);
         auto pinned = [](TraceText& t, int64_t b) {
@@ -92,7 +93,8 @@ private Q_SLOTS:
             t.cpu("aten::item", b + 320, 600);
             t.cpu("aten::_local_scalar_dense", b + 320, 600);
         }
-        const Finding* f = find(run(t), FindingKind::HostSync);
+        const AnalysisResult result = run(t);  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::HostSync);
         QVERIFY(f);
         QVERIFY(f->title.find("1 time") != std::string::npos);
         QVERIFY(f->savingNs > 0);
@@ -111,7 +113,8 @@ private Q_SLOTS:
         TraceText t;
         t.step(1, 0, 2000);
         for (int i = 0; i < 100; ++i) t.launch("tiny_elementwise", i * 20, 15, i * 20 + 16, 3);
-        const Finding* f = find(run(t), FindingKind::LaunchBound);
+        const AnalysisResult result = run(t);  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::LaunchBound);
         QVERIFY(f);
         QVERIFY(f->savingNs > 500 * us);
         // Near miss: long kernels, the CPU runs ahead (queue builds up).
@@ -143,7 +146,8 @@ private Q_SLOTS:
             t.launch(name, 0, 5, 10, 800);
             return t;
         };
-        const Finding* f = find(run(make("volta_sgemm_128x64_nn"), 7), FindingKind::NoTensorCores);
+        const AnalysisResult result = run(make("volta_sgemm_128x64_nn"), 7);  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::NoTensorCores);
         QVERIFY(f);
         QCOMPARE(f->savingNs, 400 * us);
         QVERIFY(!find(run(make("volta_h884gemm_128x64_nn"), 7), FindingKind::NoTensorCores));
@@ -167,7 +171,8 @@ private Q_SLOTS:
 
     void loggingCheckpoint() {
         auto save = [](TraceText& t, int64_t b) { t.python("torch/serialization.py(380): save", b, 200); };
-        const Finding* f = find(run(stepsWith(save, 200, 800)), FindingKind::LoggingCheckpoint);
+        const AnalysisResult result = run(stepsWith(save, 200, 800));  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::LoggingCheckpoint);
         QVERIFY(f);
         QCOMPARE(f->savingNs, 4 * 200 * us);
         // Near miss: the save runs while the GPU is busy.
@@ -201,7 +206,8 @@ private Q_SLOTS:
             t.launch("compute", 6, 5, overlap ? 10 : 400, 300, 7);
             return t;
         };
-        const Finding* f = find(run(make(false)), FindingKind::CommExposed);
+        const AnalysisResult result = run(make(false));  // keep it: find() points into it
+        const Finding* f = find(result, FindingKind::CommExposed);
         QVERIFY(f);
         QCOMPARE(f->savingNs, 300 * us);
         QVERIFY(!find(run(make(true)), FindingKind::CommExposed));
