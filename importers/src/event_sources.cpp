@@ -3,6 +3,8 @@
 #include "chrome_event_reader.h"  // trimToken, sjo
 #include "utf8.h"
 
+#include "stallscope/importers/event_args.h"
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -64,6 +66,10 @@ bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& ou
         return true;
     }
     return true;
+}
+
+bool parseChromeEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& out, std::string& error) {
+    return parseEventArgs(eventJson, out, error);
 }
 
 bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {

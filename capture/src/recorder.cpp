@@ -1,0 +1,202 @@
+// Recording: the lifecycle of `stallscope-cli record -- COMMAND` (start, status, stop,
+// finish) around a CaptureSession, a socket server and the target process.
+#include "recorder_impl.h"
+
+#include "socket_io.h"
+
+#include "stallscope/analysis/json_writer.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace stallscope::capture {
+
+namespace {
+
+bool makeTempDir(std::filesystem::path& out, std::string& error) {
+    std::string base = "/tmp";
+    if (const char* t = std::getenv("TMPDIR"); t && *t && std::strlen(t) < 60) base = t;
+    std::string templ = base + "/stallscope-XXXXXX";
+    if (!::mkdtemp(templ.data())) {
+        error = "cannot create a private directory in " + base + ": " + detail::errnoText(errno);
+        return false;
+    }
+    out = templ;
+    return true;
+}
+
+std::string commandJson(const std::vector<std::string>& command) {
+    analysis::JsonWriter w(false);
+    w.beginArray();
+    for (const auto& a : command) w.value(a);
+    w.endArray();
+    return w.str();
+}
+
+} // namespace
+
+Recording::Recording() : m_impl(std::make_unique<Impl>()) {}
+
+Recording::~Recording() {
+    Impl& d = *m_impl;
+    if (!d.session) return;
+    {
+        std::unique_lock lock(d.mutex);
+        if (d.finished) return;
+        if (d.childRunning && !d.stopRequested) {
+            d.stopRequested = true;
+            d.stopRequestedAt = Impl::Clock::now();
+            d.cv.notify_all();
+        }
+        d.cv.wait_for(lock, std::chrono::seconds(15), [&] { return !d.childRunning; });
+    }
+    d.drainConnections(std::chrono::milliseconds(0));
+    d.shutdownThreads();
+}
+
+std::filesystem::path Recording::socketPath() const { return m_impl->socketPath; }
+
+bool Recording::start(const RecordOptions& options, std::string& error) {
+    Impl& d = *m_impl;
+    if (d.session) {
+        error = "this recording was already started";
+        return false;
+    }
+    if (options.output.empty()) {
+        error = "no output file";
+        return false;
+    }
+    std::error_code ec;
+    if (std::filesystem::exists(options.output, ec) && ::access(options.output.c_str(), W_OK) != 0) {
+        error = "cannot write " + options.output.string() + ": the file exists and is read-only";
+        return false;
+    }
+    d.options = options;
+    d.injection = options.injectionLibrary.empty() ? injectionLibraryPath() : options.injectionLibrary;
+    if (!makeTempDir(d.tempDir, error)) return false;
+    d.socketPath = d.tempDir / "capture.sock";
+    std::filesystem::path log = options.output;
+    log += ".partial.json";
+    d.session = std::make_unique<CaptureSession>(log);
+    d.startedAt = Impl::Clock::now();
+    bool ok = d.session->open(error) && d.listen(error);
+    if (ok) d.supervisorThread = std::thread([&d] { d.supervise(); });
+    if (ok && !options.command.empty()) {
+        ok = d.spawn(error);
+        if (ok) d.waiterThread = std::thread([&d] { d.waitForChild(); });
+    }
+    if (!ok) {
+        d.drainConnections(std::chrono::milliseconds(0));
+        d.shutdownThreads();
+        std::filesystem::remove(log, ec);
+        d.session.reset();
+    }
+    return ok;
+}
+
+bool Recording::Impl::runningLocked() const {
+    if (finished) return false;
+    if (!options.command.empty()) return childRunning;
+    if (stopRequested) return false;
+    if (!anyConnection) return true;
+    for (const auto& c : connections)
+        if (!c->done) return true;
+    return false;
+}
+
+std::string Recording::Impl::gpuNoteLocked(const SessionStats& st) const {
+    if (st.gpuActivities > 0) return {};
+    const bool injectionThere = !injection.empty() && std::filesystem::exists(injection);
+#ifndef STALLSCOPE_HAVE_CUPTI
+    if (!injectionThere)
+        return "no GPU rows: live GPU capture is not built into this Stallscope (no CUDA toolkit at build time)";
+#endif
+    if (!injectionThere)
+        return "no GPU rows: the CUPTI injection library was not found (set STALLSCOPE_CUPTI_INJECTION)";
+    if (!helloSources.count("cupti"))
+        return "no GPU capture source connected (no CUDA driver or the program did not use CUDA)";
+    return "the GPU capture source connected but recorded no GPU work";
+}
+
+std::shared_ptr<const model::Trace> Recording::snapshot() const {
+    return m_impl->session ? m_impl->session->snapshot() : nullptr;
+}
+
+RecordStatus Recording::status() const {
+    const Impl& d = *m_impl;
+    RecordStatus st;
+    std::lock_guard lock(d.mutex);
+    if (!d.session) return st;
+    st.running = d.runningLocked();
+    st.recording = d.recording;
+    st.exitCode = d.exitCode;
+    st.exitDescription = d.exitDescription;
+    if (d.options.command.empty() && !st.running) st.exitDescription = "no program (sources only)";
+    st.session = d.session->stats();
+    st.gpuNote = d.gpuNoteLocked(st.session);
+    const auto end = d.finished ? d.endedAt : Impl::Clock::now();
+    st.elapsedSeconds = std::chrono::duration<double>(end - d.startedAt).count();
+    return st;
+}
+
+void Recording::stop() {
+    Impl& d = *m_impl;
+    std::lock_guard lock(d.mutex);
+    if (!d.session || d.stopRequested || d.finished) return;
+    d.stopRequested = true;
+    d.stopRequestedAt = Impl::Clock::now();
+    d.cv.notify_all();
+}
+
+void Recording::Impl::shutdownThreads() {
+    {
+        std::lock_guard lock(mutex);
+        endedAt = Clock::now();
+        finished = true;
+        cv.notify_all();
+    }
+    if (supervisorThread.joinable()) supervisorThread.join();
+    closeServer();
+    if (waiterThread.joinable()) waiterThread.join();
+}
+
+std::shared_ptr<const model::Trace> Recording::finish(std::string& error, std::chrono::milliseconds timeout) {
+    Impl& d = *m_impl;
+    {
+        std::unique_lock lock(d.mutex);
+        if (!d.session) {
+            error = "the recording was not started";
+            return nullptr;
+        }
+        if (d.finished) {
+            if (!d.finalTrace) error = "the recording was already finished";
+            return d.finalTrace;
+        }
+        if (!d.cv.wait_for(lock, timeout, [&] { return !d.runningLocked(); })) {
+            if (!d.stopRequested) d.stopRequested = true, d.stopRequestedAt = Impl::Clock::now();
+            d.cv.notify_all();
+            d.cv.wait_for(lock, std::chrono::seconds(15), [&] { return !d.childRunning; });
+        }
+    }
+    d.drainConnections(std::chrono::seconds(3));
+    d.shutdownThreads();
+    const RecordStatus st = status();
+    d.session->setInfo("command", commandJson(d.options.command));
+    analysis::JsonWriter target(false);
+    target.beginObject().key("exit_code").value(st.exitCode).key("description").value(st.exitDescription);
+    target.key("recorded_seconds").value(st.elapsedSeconds, 3).endObject();
+    d.session->setInfo("target", target.str());
+    if (!st.gpuNote.empty()) {
+        analysis::JsonWriter note(false);
+        note.value(st.gpuNote);
+        d.session->setInfo("gpu_note", note.str());
+    }
+    auto trace = d.session->finish(d.options.output, error);
+    std::lock_guard lock(d.mutex);
+    d.finalTrace = trace;
+    return trace;
+}
+
+} // namespace stallscope::capture
