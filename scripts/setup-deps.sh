@@ -10,6 +10,7 @@ PKGS=(
   libprotobuf-dev protobuf-compiler
   libsimdjson-dev libdeflate-dev zlib1g-dev
   poppler-utils
+  libtorch-dev
 )
 
 missing=()
