@@ -1,6 +1,7 @@
 // stallscope-cli: headless entry point: inspection, analysis, reports and the CI gates.
 #include "analyze_command.h"
 #include "info_command.h"
+#include "record_command.h"
 #include "report_command.h"
 
 #include <cstring>
@@ -26,11 +27,20 @@ commands:
                                         .json (the analysis JSON), .pdf, or .trace.json[.gz]
                                         (the trace plus a "Stallscope findings" process);
                                         with --baseline, BEFORE -> PATH compared (.html/.md/.pdf)
+  record [-o OUT.json[.gz]] [--delay S] [--duration S] [--fake-source] -- COMMAND ARGS...
+                                        run COMMAND with live capture (CUPTI), write a Kineto-
+                                        compatible trace (default stallscope-<time>.pt.trace.json.gz)
+                                        and print the top findings; exits with COMMAND's exit code.
+                                        --delay/--duration: record from S seconds after the start,
+                                        for S seconds (then COMMAND is stopped); Ctrl-C stops.
+                                        --fake-source: a scripted training loop joins (for demos
+                                        and tests; COMMAND is optional then)
   --version                             version and build features
   --help                                this text
 
 PATH is a Kineto / Chrome-trace JSON file (plain or .gz) or a TensorBoard log folder.
 exit codes: 0 ok, 1 unreadable input or unwritable output, 2 usage, 3 a CI gate failed
+            (record: COMMAND's exit code once the trace is written)
 )";
 
 int usage(const std::string& msg) {
@@ -90,7 +100,7 @@ int main(int argc, char** argv) {
 #else
                   << "PDF reports: not built (needs the Qt part: STALLSCOPE_BUILD_APP=ON)\n"
 #endif
-                  << "live GPU capture: not built\n";
+                  << stallscope::capture::captureFeatureLine() << "\n";
         return 0;
     }
     if (cmd == "info") {
@@ -167,5 +177,11 @@ int main(int argc, char** argv) {
         return stallscope::cli::runAnalyze(o, std::cout, std::cerr);
     }
     if (cmd == "report") return report(argc, argv);
+    if (cmd == "record") {
+        stallscope::cli::RecordCommandOptions o;
+        std::string error;
+        if (!stallscope::cli::parseRecordArgs(argc, argv, 2, o, error)) return usage(error);
+        return stallscope::cli::runRecord(std::move(o), std::cout, std::cerr);
+    }
     return usage("unknown command " + cmd);
 }

@@ -1,0 +1,207 @@
+// stallscope-cli record [-o OUT.json[.gz]] [--duration S] [--delay S] [--fake-source] -- COMMAND ARGS...
+#include "record_command.h"
+
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/capture/fake_source.h"
+#include "stallscope/reports/text_format.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <thread>
+#include <unistd.h>
+
+namespace stallscope::cli {
+
+using reports::formatCount;
+using reports::formatDuration;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+
+extern "C" void onInterrupt(int) { g_interrupts.fetch_add(1); }
+
+/// Ctrl-C and SIGTERM stop the recording instead of killing the recorder.
+class InterruptGuard {
+public:
+    InterruptGuard() {
+        struct sigaction sa {};
+        sa.sa_handler = onInterrupt;
+        sigemptyset(&sa.sa_mask);
+        ::sigaction(SIGINT, &sa, &m_oldInt);
+        ::sigaction(SIGTERM, &sa, &m_oldTerm);
+    }
+    ~InterruptGuard() {
+        ::sigaction(SIGINT, &m_oldInt, nullptr);
+        ::sigaction(SIGTERM, &m_oldTerm, nullptr);
+    }
+
+private:
+    struct sigaction m_oldInt {}, m_oldTerm {};
+};
+
+bool parseSeconds(const char* v, double& out) {
+    if (!v) return false;
+    char* end = nullptr;
+    out = std::strtod(v, &end);
+    return end && *end == '\0' && end != v && out >= 0 && out < 1e7;
+}
+
+std::string defaultOutput() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    ::localtime_r(&now, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "stallscope-%Y%m%d-%H%M%S.pt.trace.json.gz", &tm);
+    return buf;
+}
+
+std::string progressLine(const capture::RecordStatus& st) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "stallscope: %s %.1f s, %s events", st.recording ? "recording" : "waiting",
+                  st.elapsedSeconds, formatCount(st.session.records).c_str());
+    std::string line = buf;
+    if (st.session.droppedBySources) line += ", " + formatCount(st.session.droppedBySources) + " dropped";
+    if (st.session.badMessages) line += ", " + formatCount(st.session.badMessages) + " bad messages";
+    return line;
+}
+
+/// Polls until the target (or, without one, the sources) ended; Ctrl-C stops.
+void waitForTheEnd(capture::Recording& rec, bool hasCommand, std::ostream& err) {
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
+    auto lastPrint = std::chrono::steady_clock::now();
+    auto firstInterrupt = std::chrono::steady_clock::time_point();
+    bool stopped = false;
+    for (;;) {
+        const capture::RecordStatus st = rec.status();
+        if (!st.running) break;
+        const auto now = std::chrono::steady_clock::now();
+        const int interrupts = g_interrupts.load();
+        if (interrupts > 0 && firstInterrupt == std::chrono::steady_clock::time_point()) {
+            firstInterrupt = now;
+            err << (tty ? "\n" : "") << "stallscope: stopping (Ctrl-C again to stop the program now)\n";
+        }
+        // The program got the terminal's Ctrl-C too: give it time to end on its own.
+        if (!stopped && interrupts > 0 &&
+            (!hasCommand || interrupts > 1 || now - firstInterrupt > std::chrono::seconds(2))) {
+            rec.stop();
+            stopped = true;
+        }
+        if (now - lastPrint > (tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000))) {
+            err << (tty ? "\r" : "") << progressLine(st) << (tty ? "   " : "\n") << std::flush;
+            lastPrint = now;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (tty) err << "\r" << progressLine(rec.status()) << "   \n";
+}
+
+void writeSummary(std::ostream& out, const model::Trace& t, const capture::RecordStatus& st, bool hasCommand) {
+    size_t kernels = 0, copies = 0;
+    for (model::EventKind k : t.slices().kind) kernels += k == model::EventKind::Kernel, copies += k == model::EventKind::Memcpy;
+    out << "Recorded " << formatDuration(int64_t(st.elapsedSeconds * 1e9));
+    if (hasCommand) out << ": the program " << st.exitDescription;
+    out << ".\n  " << formatCount(st.session.records) << " events (" << formatCount(kernels) << " kernels, "
+        << formatCount(copies) << " copies) from " << st.session.sources << " source"
+        << (st.session.sources == 1 ? "" : "s") << "; " << formatCount(st.session.droppedBySources)
+        << " dropped by the sources, " << st.session.missingBatches << " missing batches, "
+        << st.session.badMessages << " bad messages\n";
+    for (size_t i = 0; i < st.session.problems.size() && i < 3; ++i) out << "  problem: " << st.session.problems[i] << "\n";
+    if (!st.gpuNote.empty()) out << "  note: " << st.gpuNote << "\n";
+}
+
+void writeFindings(std::ostream& out, const model::Trace& t, const std::string& path) {
+    if (t.slices().size() == 0) {
+        out << "\nNothing to analyse: no events were recorded.\n";
+        return;
+    }
+    const analysis::AnalysisResult r = analysis::analyze(t);
+    out << "\n";
+    for (const auto& d : r.devices) {
+        char line[200];
+        std::snprintf(line, sizeof line, "GPU %d: utilisation %.1f%%, idle %s of %s\n", d.device, d.utilization * 100,
+                      formatDuration(d.idleNs).c_str(), formatDuration(d.windowNs).c_str());
+        out << line;
+    }
+    if (r.findings.empty()) out << "No findings: nothing in the recorded window costs measurable GPU time.\n";
+    else out << "Top findings:\n";
+    for (size_t i = 0; i < r.findings.size() && i < 3; ++i) {
+        const analysis::Finding& f = r.findings[i];
+        char line[64];
+        std::snprintf(line, sizeof line, "%.1f%%", f.savingShare * 100);
+        out << " " << i + 1 << ". [" << analysis::severityName(f.severity) << "] " << f.title << "\n"
+            << "    saves up to " << formatDuration(f.savingNs) << " (" << line << " of step time)\n"
+            << "    fix: " << f.fix << "\n";
+    }
+    out << "\nMore: stallscope-cli analyze " << path << "   (or open it in stallscope, Perfetto, HTA)\n";
+}
+
+} // namespace
+
+bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, std::string& error) {
+    for (int i = first; i < argc; ++i) {
+        const std::string a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (a == "--") {
+            o.record.command.assign(argv + i + 1, argv + argc);
+            break;
+        }
+        if (a == "-o" || a == "--output") {
+            if (!v) return error = "-o needs a file", false;
+            o.record.output = v, ++i;
+        } else if (a == "--duration" || a == "--delay") {
+            double s = 0;
+            if (!parseSeconds(v, s) || (a == "--duration" && s <= 0))
+                return error = a + " needs a number of seconds" + (a == "--duration" ? " above 0" : ""), false;
+            (a == "--duration" ? o.record.durationSeconds : o.record.delaySeconds) = s, ++i;
+        } else if (a == "--fake-source") {
+            o.fakeSource = true;
+        } else if (a.size() > 1 && a[0] == '-') {
+            return error = "unknown option " + a, false;
+        } else {
+            o.record.command.assign(argv + i, argv + argc);
+            break;
+        }
+    }
+    if (o.record.command.empty() && !o.fakeSource) return error = "record needs a COMMAND (after --)", false;
+    if (o.record.output.empty()) o.record.output = defaultOutput();
+    return true;
+}
+
+int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
+    InterruptGuard guard;
+    g_interrupts = 0;
+    capture::Recording rec;
+    std::string error;
+    if (!rec.start(o.record, error)) {
+        err << "stallscope-cli: " << error << "\n";
+        return 1;
+    }
+    std::atomic<bool> cancelFake{false};
+    std::thread fake;
+    if (o.fakeSource) {
+        capture::FakeSourceOptions fo;
+        fo.steps = o.fakeSteps, fo.realTime = true, fo.waitForStart = true;
+        fake = std::thread([&rec, &cancelFake, fo] { capture::FakeSource(fo).playTo(rec.socketPath().string(), &cancelFake); });
+    }
+    const bool hasCommand = !o.record.command.empty();
+    waitForTheEnd(rec, hasCommand, err);
+    cancelFake = true;
+    if (fake.joinable()) fake.join();
+    auto trace = rec.finish(error);
+    const capture::RecordStatus st = rec.status();
+    if (!trace) {
+        err << "stallscope-cli: " << error << "\n";
+        return 1;
+    }
+    writeSummary(out, *trace, st, hasCommand);
+    out << "Wrote " << o.record.output.string() << "\n";
+    writeFindings(out, *trace, o.record.output.string());
+    if (!hasCommand) return 0;
+    return st.exitCode >= 0 ? st.exitCode : 1;
+}
+
+} // namespace stallscope::cli
