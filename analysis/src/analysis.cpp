@@ -94,7 +94,10 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         for (size_t i = 0; i < m.steps.size() && i < perStep.size(); ++i) m.steps[i].idleByCause = perStep[i];
         r.devices.push_back(std::move(m));
     }
-    if (c.devices.empty()) r.notes.push_back("no GPU work in the analysed window: GPU metrics are empty");
+    if (c.devices.empty()) {
+        r.notes.push_back("no GPU work in the analysed window: GPU metrics are empty");
+        if (!c.steps.empty()) r.hostOnly = hostOnlyBreakdown(c, tiles);
+    }
     if (c.steps.empty()) r.notes.push_back("no ProfilerStep#N ranges: per-step figures are not available");
     r.stats = computeStats(c);
     r.hta = computeHta(c);

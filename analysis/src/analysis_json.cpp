@@ -96,8 +96,7 @@ void writeDevice(JsonWriter& w, const DeviceMetrics& d, const JsonOptions& o) {
     w.endObject();
 }
 
-void writeIdle(JsonWriter& w, const Trace& t, const DeviceMetrics& d) {
-    const IdleBreakdown& b = d.idle;
+void writeIdle(JsonWriter& w, const Trace& t, const IdleBreakdown& b, int64_t windowNs) {
     w.beginObject();
     w.key("idle_ns").value(b.idleNs);
     w.key("explained_ns").value(b.explainedNs());
@@ -107,7 +106,7 @@ void writeIdle(JsonWriter& w, const Trace& t, const DeviceMetrics& d) {
         const CauseTotals& c = b.causes[k];
         w.key(idleCauseName(static_cast<IdleCause>(k))).beginObject();
         w.key("ns").value(c.ns);
-        w.key("share_of_window").value(d.windowNs ? double(c.ns) / double(d.windowNs) : 0.0, 6);
+        w.key("share_of_window").value(windowNs ? double(c.ns) / double(windowNs) : 0.0, 6);
         w.key("share_of_idle").value(b.idleNs ? double(c.ns) / double(b.idleNs) : 0.0, 6);
         w.key("gaps").value(c.gaps);
         w.key("largest").beginArray();
@@ -232,6 +231,31 @@ void writeStats(JsonWriter& w, const Trace& t, const StatsTables& st, const Json
     w.endObject();
 }
 
+/// CPU-only traces: the step thread's time by cause (docs/analysis.md "CPU-only traces").
+void writeHostOnly(JsonWriter& w, const Trace& t, const HostOnlyBreakdown& h) {
+    w.beginObject();
+    w.key("thread").value(h.thread.valid() ? t.str(t.track(h.thread).name) : std::string_view());
+    w.key("window_ns").value(h.windowNs);
+    std::array<int64_t, kIdleCauseCount> ns{};
+    for (size_t k = 0; k < kIdleCauseCount; ++k) ns[k] = h.time.causes[k].ns;
+    w.key("causes");
+    writeCauses(w, ns);
+    w.key("details");
+    writeIdle(w, t, h.time, h.windowNs);
+    w.key("steps").beginArray();
+    for (const StepMetrics& st : h.steps) {
+        w.beginObject();
+        w.key("number").value(st.number);
+        w.key("start_ns").value(st.startNs);
+        w.key("end_ns").value(st.endNs);
+        w.key("causes");
+        writeCauses(w, st.idleByCause);
+        w.endObject();
+    }
+    w.endArray();
+    w.endObject();
+}
+
 } // namespace
 
 void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, const std::string& path, int32_t rank,
@@ -271,9 +295,12 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     w.key("idle_details").beginObject();
     for (const auto& d : r.devices) {
         w.key(std::to_string(d.device));
-        writeIdle(w, t, d);
+        writeIdle(w, t, d.idle, d.windowNs);
     }
     w.endObject();
+    w.key("host_only");
+    if (r.hostOnly) writeHostOnly(w, t, *r.hostOnly);
+    else w.null();
     w.key("findings").beginArray();
     for (const auto& f : r.findings) writeFinding(w, t, f, o);
     w.endArray();

@@ -35,6 +35,16 @@ void detectLowUtilization(const DetectorInput& in, Findings& out);
 
 // ---- helpers shared by the detectors
 
+/// What a cause-based detector reads: each device's idle breakdown, or, in a CPU-only
+/// trace, the step thread's time (AnalysisResult::hostOnly, device -1).
+struct CauseSubject {
+    int32_t device;
+    const IdleBreakdown& idle;
+    const std::vector<StepMetrics>& steps;
+    bool hostOnly;
+};
+std::vector<CauseSubject> causeSubjects(const AnalysisResult& r);
+
 /// A finding with id, kind, device, saving (capped to the window), share and severity set.
 Finding makeFinding(const Context& c, FindingKind kind, int32_t device, int64_t savingNs);
 /// Re-derives severity from the share (after a saving changed).

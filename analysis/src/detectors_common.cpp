@@ -7,6 +7,13 @@ namespace stallscope::analysis::detail {
 
 using namespace model;
 
+std::vector<CauseSubject> causeSubjects(const AnalysisResult& r) {
+    std::vector<CauseSubject> v;
+    for (const DeviceMetrics& d : r.devices) v.push_back({d.device, d.idle, d.steps, false});
+    if (r.hostOnly) v.push_back({-1, r.hostOnly->time, r.hostOnly->steps, true});
+    return v;
+}
+
 Finding makeFinding(const Context& c, FindingKind kind, int32_t device, int64_t savingNs) {
     Finding f;
     f.kind = kind;

@@ -18,8 +18,8 @@ int64_t causeNs(const DeviceMetrics& d, IdleCause c) { return d.idle.causes[idx(
 
 void detectDataLoading(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
-    for (const DeviceMetrics& d : in.result.devices) {
-        const int64_t ns = causeNs(d, IdleCause::DataLoading);
+    for (const CauseSubject& d : causeSubjects(in.result)) {
+        const int64_t ns = d.idle.causes[idx(IdleCause::DataLoading)].ns;
         if (double(ns) < c.options.thresholds.dataLoadingMinShare * double(c.window.length()) || ns <= 0) continue;
         Finding f = makeFinding(c, FindingKind::DataLoading, d.device, ns);
         const auto loaders = findSlices(c, [&](uint32_t i) { return c.is(i, kNcDataLoader); }, 50);
@@ -28,15 +28,24 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
         f.evidence = loaders;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::DataLoading)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::DataLoading)], 5);
-        f.title = "GPU idle while the input pipeline prepares batches";
-        f.explanation =
-            "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-            " of step time) while the training thread was loading and preparing data" +
-            (singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the training "
-                             "process, one after another)"
-                           : "") +
-            ". No GPU work was queued during that time. It ran: " +
-            describeWaitedFor(f.waitedFor, ns) + ".";
+        const std::string where =
+            singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the training "
+                            "process, one after another)"
+                          : "";
+        if (d.hostOnly) {
+            f.title = "Training steps wait for the input pipeline";
+            f.explanation = "The training thread spent " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+                            " of step time) loading and preparing data" + where +
+                            " instead of training. This trace has no GPU work, so this is measured on the CPU: "
+                            "the same loop on a GPU leaves the GPU idle for this time. It ran: " +
+                            describeWaitedFor(f.waitedFor, ns) + ".";
+        } else {
+            f.title = "GPU idle while the input pipeline prepares batches";
+            f.explanation = "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+                            " of step time) while the training thread was loading and preparing data" + where +
+                            ". No GPU work was queued during that time. It ran: " +
+                            describeWaitedFor(f.waitedFor, ns) + ".";
+        }
         f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise num_workers, "
                 "pin memory, keep workers alive and prefetch; move heavy preprocessing into the workers or onto "
                 "the GPU; use faster storage or a cached/preprocessed dataset.";
@@ -176,9 +185,9 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
 
 void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
-    for (const DeviceMetrics& d : in.result.devices) {
-        const int64_t ns = causeNs(d, IdleCause::IoLoggingCheckpoint);
-        if (double(ns) < c.options.thresholds.severityNote * double(c.window.length()) || ns <= 0) continue;
+    for (const CauseSubject& d : causeSubjects(in.result)) {
+        const int64_t ns = d.idle.causes[idx(IdleCause::IoLoggingCheckpoint)].ns;
+        if (double(ns) < c.options.thresholds.loggingMinShare * double(c.window.length()) || ns <= 0) continue;
         Finding f = makeFinding(c, FindingKind::LoggingCheckpoint, d.device, ns);
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::IoLoggingCheckpoint)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::IoLoggingCheckpoint)], 5);
@@ -196,14 +205,18 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
                     d.steps[i].idleByCause[idx(IdleCause::IoLoggingCheckpoint)] > 0)
                     ++longSteps;
         }
-        f.title = "Logging or checkpointing stalls the GPU";
-        f.explanation = "The GPU waited " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-                        " of step time) while the training thread saved, serialised, wrote or printed: " +
-                        describeWaitedFor(f.waitedFor, ns) + "." +
+        f.title = d.hostOnly ? "Logging or checkpointing stalls the training steps"
+                             : "Logging or checkpointing stalls the GPU";
+        f.explanation = (d.hostOnly ? "The training thread spent " : "The GPU waited ") + fmtDuration(ns) + " (" +
+                        fmtPct(f.savingShare) + " of step time) while the training thread saved, serialised, " +
+                        "wrote or printed: " + describeWaitedFor(f.waitedFor, ns) + "." +
                         (longSteps ? " " + std::to_string(longSteps) + " step(s) are more than " +
                                          fmtPct(c.options.thresholds.longStepFactor - 1) +
                                          " longer than the median because of it (a saw-tooth timeline)."
-                                   : "");
+                                   : "") +
+                        (d.hostOnly ? " This trace has no GPU work, so this is measured on the CPU: on a GPU the "
+                                      "GPU waits for it."
+                                    : "");
         f.fix = "Log every 10-100 steps, checkpoint per epoch or asynchronously (a background thread or "
                 "torch.distributed.checkpoint.async_save), and write to fast local storage.";
         f.snippet =

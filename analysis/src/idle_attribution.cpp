@@ -52,7 +52,8 @@ private:
             rec.endingWork = SliceId(*it);
             rec.launch = m_d.launch[static_cast<size_t>(it - m_d.work.begin())];
         }
-        m_leading = isLeadingGap(g, it);
+        // Host-only stand-in: no GPU work marks where input preparation ends.
+        m_leading = m_d.device >= 0 && isLeadingGap(g, it);
         if (rec.launch.valid() && m_s.start[rec.launch.index()] < g.start) {
             // Launched in time, yet not running: a dependency on the GPU side.
             charge(g.start, g.end, IdleCause::GpuDependency, SliceId());
@@ -229,6 +230,26 @@ IdleBreakdown attributeIdle(const Context& c, const DeviceActivity& d, const std
                             std::vector<std::array<int64_t, kIdleCauseCount>>& perStep) {
     perStep.assign(tiles.size(), {});
     return Attributor(c, d, tiles, perStep).run();
+}
+
+HostOnlyBreakdown hostOnlyBreakdown(const Context& c, const std::vector<Interval>& tiles) {
+    HostOnlyBreakdown h;
+    h.thread = c.trace.slices().track[c.steps.front().slice.index()];
+    DeviceActivity host;  // no work: the whole window is one gap, charged along h.thread
+    host.device = -1;
+    host.mainLaunchThread = h.thread;
+    std::vector<std::array<int64_t, kIdleCauseCount>> perStep;
+    h.time = attributeIdle(c, host, tiles, perStep);
+    h.windowNs = h.time.idleNs;
+    for (size_t i = 0; i < c.steps.size() && i < perStep.size(); ++i) {
+        StepMetrics m;
+        m.number = c.steps[i].number;
+        m.startNs = c.steps[i].startNs;
+        m.endNs = c.steps[i].endNs;
+        m.idleByCause = perStep[i];
+        h.steps.push_back(m);
+    }
+    return h;
 }
 
 } // namespace stallscope::analysis::detail

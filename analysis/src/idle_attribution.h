@@ -9,7 +9,13 @@ namespace stallscope::analysis::detail {
 /// one to the window end; tiles are clipped to the window.
 std::vector<Interval> stepTiles(const Context& c);
 
+/// `d` may be a host-only stand-in (no work, device < 0, mainLaunchThread set): then the
+/// whole window is one gap charged along that thread, without the leading-gap rule.
 IdleBreakdown attributeIdle(const Context& c, const DeviceActivity& d, const std::vector<Interval>& tiles,
                             std::vector<std::array<int64_t, kIdleCauseCount>>& perStep);
+
+/// The CPU-only reading (AnalysisResult::hostOnly): the window attributed along the thread
+/// that runs the steps. Needs steps.
+HostOnlyBreakdown hostOnlyBreakdown(const Context& c, const std::vector<Interval>& tiles);
 
 } // namespace stallscope::analysis::detail

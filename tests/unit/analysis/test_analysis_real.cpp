@@ -212,6 +212,14 @@ private Q_SLOTS:
                     QVERIFY2(sum == d.idle.idleNs && d.idle.idleNs == d.idleNs, ("causes != idle: " + where).c_str());
                     QVERIFY2(d.busyNs + d.idleNs == r.window.length(), where.c_str());
                 }
+                // CPU-only traces with steps: the step thread's time, every ns charged once.
+                QVERIFY2(r.hostOnly.has_value() == (r.devices.empty() && !r.steps.empty()), where.c_str());
+                if (r.hostOnly) {
+                    int64_t sum = 0;
+                    for (const auto& c : r.hostOnly->time.causes) sum += c.ns;
+                    QVERIFY2(sum == r.hostOnly->windowNs && r.hostOnly->windowNs == r.window.length(),
+                             ("host-only causes != window: " + where).c_str());
+                }
                 for (const auto& f : r.findings) {
                     QVERIFY2(f.savingNs >= 0 && f.savingNs <= r.window.length(), (f.id + " saving: " + where).c_str());
                     for (const auto& rg : f.ranges)

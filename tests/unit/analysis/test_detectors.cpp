@@ -198,6 +198,68 @@ private Q_SLOTS:
         QVERIFY(!find(run(n), FindingKind::GpuNotUsed));
     }
 
+    // CPU-only traces: the step thread's time is attributed instead of GPU idle.
+    void cpuOnlyDataLoadingAndLogging() {
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            t.step(s, b, 1000);
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 300);
+            t.cpu("aten::conv2d", b + 300, 500);
+            t.python("torch/utils/tensorboard/writer.py(400): add_scalar", b + 800, 100);
+        }
+        const AnalysisResult r = run(t, -1);
+        QVERIFY(r.devices.empty());
+        QVERIFY(r.hostOnly);
+        QCOMPARE(r.hostOnly->windowNs, r.window.length());
+        int64_t sum = 0;
+        for (const auto& c : r.hostOnly->time.causes) sum += c.ns;
+        QCOMPARE(sum, r.hostOnly->windowNs);  // every nanosecond charged once
+        QCOMPARE(r.hostOnly->steps.size(), size_t(4));
+        const Finding* dl = find(r, FindingKind::DataLoading);
+        QVERIFY(dl);
+        QCOMPARE(dl->device, -1);
+        QCOMPARE(dl->id, std::string("data_loading"));
+        QCOMPARE(dl->savingNs, 4 * 300 * us);
+        QVERIFY(dl->explanation.find("no GPU work") != std::string::npos);
+        QVERIFY(!dl->ranges.empty() && !dl->evidence.empty());
+        const Finding* lg = find(r, FindingKind::LoggingCheckpoint);
+        QVERIFY(lg);
+        QCOMPARE(lg->savingNs, 4 * 100 * us);
+        QCOMPARE(lg->device, -1);
+        QVERIFY(find(r, FindingKind::GpuNotUsed));
+        QVERIFY(!find(r, FindingKind::HostSync));  // .item() on the CPU waits for nothing
+    }
+
+    void cpuOnlyNearMisses() {
+        // Loader 4 % and logging 2 % of step time: under the 5 % and 3 % thresholds. Input
+        // preparation outside a DataLoader range is CPU work (no leading-gap rule on the CPU).
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            t.step(s, b, 1000);
+            t.annotation("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", b, 40);
+            t.python("torchvision/transforms/transforms.py(95): __call__", b + 40, 300);
+            t.cpu("aten::conv2d", b + 340, 640);
+            t.python("torch/utils/tensorboard/writer.py(400): add_scalar", b + 980, 20);
+        }
+        const AnalysisResult r = run(t, -1);
+        QVERIFY(r.hostOnly);
+        QCOMPARE(r.hostOnly->time.causes[size_t(IdleCause::DataLoading)].ns, 4 * 40 * us);
+        QVERIFY(!find(r, FindingKind::DataLoading));
+        QVERIFY(!find(r, FindingKind::LoggingCheckpoint));
+        // Without steps there is nothing to attribute to.
+        TraceText n;
+        n.cpu("aten::conv2d", 0, 500);
+        QVERIFY(!run(n, -1).hostOnly);
+    }
+
+    void loggingBelowItsThreshold() {
+        // 2 % of the window: logging every N steps, as the fix says; not a finding.
+        auto log = [](TraceText& t, int64_t b) { t.python("logging/__init__.py(1500): info", b, 20); };
+        QVERIFY(!find(run(stepsWith(log, 20, 960)), FindingKind::LoggingCheckpoint));
+    }
+
     void commExposed() {
         auto make = [](bool overlap) {
             TraceText t;

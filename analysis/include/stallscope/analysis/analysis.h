@@ -27,6 +27,7 @@ struct WindowSpec {
 /// Detector thresholds (spec/analysis.md defaults). Shares are fractions of the window.
 struct Thresholds {
     double dataLoadingMinShare = 0.05;
+    double loggingMinShare = 0.03;     // below: logging every N steps, as the fix advises
     double hostBoundMinShare = 0.10;
     int64_t syncCopyMinBytes = 64 * 1024;
     int launchBoundMinKernels = 50;
@@ -255,6 +256,18 @@ struct Finding {
     std::vector<std::pair<std::string, int64_t>> waitedFor;  // top ops during the idle time
 };
 
+/// CPU-only traces (steps, but no GPU work): where the thread running the steps spent the
+/// step time, by the idle causes' rules (docs/analysis.md "CPU-only traces"). Without a GPU
+/// all of the window is "idle"; this names what the same training loop would make the GPU
+/// wait for once it runs on one. Data loading counts only under DataLoader ranges here (no
+/// GPU work marks where a step's input preparation ends).
+struct HostOnlyBreakdown {
+    model::TrackId thread;             // the thread running the ProfilerStep ranges
+    int64_t windowNs = 0;              // == time.idleNs
+    IdleBreakdown time;                // causes over the window; they sum to windowNs
+    std::vector<StepMetrics> steps;    // number, start/end and idleByCause per step
+};
+
 // ---------------------------------------------------------------- result
 
 struct AnalysisResult {
@@ -262,6 +275,7 @@ struct AnalysisResult {
     std::vector<Step> steps;
     StepTimeStats stepTimes;
     std::vector<DeviceMetrics> devices;
+    std::optional<HostOnlyBreakdown> hostOnly;  // set when there are steps but no GPU work
     StatsTables stats;
     HtaBreakdown hta;                  // on HTA's window (see docs/analysis.md)
     std::vector<Finding> findings;     // by saving, descending
