@@ -35,6 +35,9 @@ commands:
                                         for S seconds (then COMMAND is stopped); Ctrl-C stops.
                                         --fake-source: a scripted training loop joins (for demos
                                         and tests; COMMAND is optional then)
+  record [-o OUT] --demo NAME|list [--steps N]
+                                        record a built-in LibTorch workload (stallscope-demo) that
+                                        reproduces a bottleneck, or its fixed variant
   --version                             version and build features
   --help                                this text
 
@@ -100,7 +103,11 @@ int main(int argc, char** argv) {
 #else
                   << "PDF reports: not built (needs the Qt part: STALLSCOPE_BUILD_APP=ON)\n"
 #endif
-                  << stallscope::capture::captureFeatureLine() << "\n";
+                  << stallscope::capture::captureFeatureLine() << "\n"
+                  << "LibTorch demos (record --demo): "
+                  << (stallscope::capture::demoExecutablePath().empty() ? std::string("not built (LibTorch not found)")
+                                                                        : stallscope::capture::demoExecutablePath().string())
+                  << "\n";
         return 0;
     }
     if (cmd == "info") {

@@ -5,7 +5,9 @@
 #include "stallscope/capture/fake_source.h"
 #include "stallscope/reports/text_format.h"
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -126,6 +128,21 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
                       formatDuration(d.idleNs).c_str(), formatDuration(d.windowNs).c_str());
         out << line;
     }
+    if (r.hostOnly) {
+        // CPU only: where the step time went, by the causes that would idle a GPU.
+        std::vector<std::pair<int64_t, analysis::IdleCause>> causes;
+        for (size_t k = 0; k < analysis::kIdleCauseCount; ++k)
+            if (r.hostOnly->time.causes[k].ns > 0)
+                causes.emplace_back(r.hostOnly->time.causes[k].ns, static_cast<analysis::IdleCause>(k));
+        std::sort(causes.rbegin(), causes.rend());
+        out << "No GPU work: step time on the training thread by cause:";
+        for (size_t i = 0; i < causes.size() && i < 4; ++i) {
+            char share[32];
+            std::snprintf(share, sizeof share, " %.1f%%", 100.0 * double(causes[i].first) / double(std::max<int64_t>(1, r.hostOnly->windowNs)));
+            out << (i ? "," : "") << " " << analysis::idleCauseName(causes[i].second) << share;
+        }
+        out << "\n";
+    }
     if (r.findings.empty()) out << "No findings: nothing in the recorded window costs measurable GPU time.\n";
     else out << "Top findings:\n";
     for (size_t i = 0; i < r.findings.size() && i < 3; ++i) {
@@ -157,6 +174,14 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             if (!parseSeconds(v, s) || (a == "--duration" && s <= 0))
                 return error = a + " needs a number of seconds" + (a == "--duration" ? " above 0" : ""), false;
             (a == "--duration" ? o.record.durationSeconds : o.record.delaySeconds) = s, ++i;
+        } else if (a == "--demo") {
+            if (!v) return error = "--demo needs a demo name (--demo list shows them)", false;
+            o.demo = v, ++i;
+        } else if (a == "--steps") {
+            char* end = nullptr;
+            const long n = v ? std::strtol(v, &end, 10) : 0;
+            if (!v || *end || n < 1 || n > 100000) return error = "--steps needs a number of steps (1-100000)", false;
+            o.demoSteps = static_cast<int>(n), ++i;
         } else if (a == "--fake-source") {
             o.fakeSource = true;
         } else if (a.size() > 1 && a[0] == '-') {
@@ -166,12 +191,41 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             break;
         }
     }
-    if (o.record.command.empty() && !o.fakeSource) return error = "record needs a COMMAND (after --)", false;
+    if (!o.demo.empty() && (o.fakeSource || !o.record.command.empty()))
+        return error = "--demo runs a built-in workload: no COMMAND or --fake-source with it", false;
+    if (o.demoSteps && o.demo.empty()) return error = "--steps goes with --demo", false;
+    if (o.record.command.empty() && !o.fakeSource && o.demo.empty())
+        return error = "record needs a COMMAND (after --), --demo NAME or --fake-source", false;
     if (o.record.output.empty()) o.record.output = defaultOutput();
     return true;
 }
 
+namespace {
+
+/// record --demo NAME: the demo program (stallscope-demo, which loads LibTorch) becomes the
+/// recorded command; it joins the recording through the socket like any LibTorch program.
+bool resolveDemo(RecordCommandOptions& o, std::ostream& out, std::ostream& err, int& rc) {
+    const std::filesystem::path exe = capture::demoExecutablePath();
+    if (exe.empty()) {
+        err << "stallscope-cli: record --demo is not built: LibTorch was not found at build time "
+               "(install libtorch-dev and rebuild)\n";
+        return rc = 1, false;
+    }
+    if (o.demo == "list" || o.demo == "help") {
+        out.flush();
+        ::execl(exe.c_str(), exe.c_str(), "list", static_cast<char*>(nullptr));
+        err << "stallscope-cli: cannot run " << exe.string() << "\n";
+        return rc = 1, false;
+    }
+    o.record.command = {exe.string(), o.demo};
+    if (o.demoSteps) o.record.command.insert(o.record.command.end(), {"--steps", std::to_string(o.demoSteps)});
+    return true;
+}
+
+} // namespace
+
 int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
+    if (int rc = 0; !o.demo.empty() && !resolveDemo(o, out, err, rc)) return rc;
     InterruptGuard guard;
     g_interrupts = 0;
     capture::Recording rec;

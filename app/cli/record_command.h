@@ -12,6 +12,8 @@ struct RecordCommandOptions {
     capture::RecordOptions record;  // command, output (default: stallscope-<time>.pt.trace.json.gz)
     bool fakeSource = false;        // development: a scripted training loop joins as a source
     int fakeSteps = 20;
+    std::string demo;               // record --demo NAME: a built-in LibTorch workload ("list": the demos)
+    int demoSteps = 0;              // --steps N (0: the demo's default)
 };
 
 /// Parses the arguments after "record". False with `error` on a usage error.

@@ -5,6 +5,8 @@
 #include "socket_io.h"
 
 #include <cerrno>
+#include <chrono>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -119,7 +121,20 @@ bool SocketWriter::pollControl(pb::Control& out) {
 void SocketWriter::close() {
     std::scoped_lock lock(m_mutex, m_readMutex);
     if (m_fd >= 0) {
-        ::shutdown(m_fd, SHUT_RDWR);
+        // End our direction first, then read what the recorder sent (controls nobody
+        // polled) until it closes: closing a local socket with unread bytes resets the
+        // connection, and the recorder would report a read error at the end of a good stream.
+        ::shutdown(m_fd, SHUT_WR);
+        char buf[4096];
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+        while (std::chrono::steady_clock::now() < deadline) {
+            pollfd p{m_fd, POLLIN, 0};
+            const int r = ::poll(&p, 1, 50);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) continue;
+            const ssize_t n = ::recv(m_fd, buf, sizeof buf, MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;  // closed by the recorder
+        }
         ::close(m_fd);
         m_fd = -1;
     }

@@ -2,6 +2,7 @@
 #include "stallscope/capture/recorder.h"
 
 #include <cstdlib>
+#include <initializer_list>
 
 namespace stallscope::capture {
 
@@ -9,23 +10,35 @@ namespace {
 
 constexpr const char* kInjectionFile = "libstallscope_cupti_injection.so";
 
-} // namespace
+constexpr const char* kDemoFile = "stallscope-demo";
 
-std::filesystem::path injectionLibraryPath() {
-    if (const char* e = std::getenv("STALLSCOPE_CUPTI_INJECTION"); e && *e) return e;
+/// The first of `relative` (to the running executable's folder) that is a file.
+std::filesystem::path besideExecutable(std::initializer_list<std::filesystem::path> relative) {
     std::error_code ec;
     const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) return {};
     const std::filesystem::path dir = exe.parent_path();
-    // Installed next to the executable or in its lib folder; in a build tree, the CLI and
-    // the tests are one level below the build root and the library is in capture/cupti.
-    for (const std::filesystem::path& candidate :
-         {dir / kInjectionFile, dir / "../lib/stallscope" / kInjectionFile, dir / "../lib" / kInjectionFile,
-          dir / "../capture/cupti" / kInjectionFile}) {
-        if (std::filesystem::is_regular_file(candidate, ec))
-            return std::filesystem::weakly_canonical(candidate, ec);
+    for (const std::filesystem::path& r : relative) {
+        const std::filesystem::path candidate = dir / r;
+        if (std::filesystem::is_regular_file(candidate, ec)) return std::filesystem::weakly_canonical(candidate, ec);
     }
     return {};
+}
+
+} // namespace
+
+std::filesystem::path injectionLibraryPath() {
+    if (const char* e = std::getenv("STALLSCOPE_CUPTI_INJECTION"); e && *e) return e;
+    // Installed next to the executable or in its lib folder; in a build tree, the CLI and
+    // the tests are one level below the build root and the library is in capture/cupti.
+    const std::filesystem::path file = kInjectionFile;
+    return besideExecutable({file, "../lib/stallscope" / file, "../lib" / file, "../capture/cupti" / file});
+}
+
+std::filesystem::path demoExecutablePath() {
+    if (const char* e = std::getenv("STALLSCOPE_DEMO"); e && *e) return e;
+    const std::filesystem::path file = kDemoFile;
+    return besideExecutable({file, "../app" / file});
 }
 
 std::string captureFeatureLine() {

@@ -95,8 +95,13 @@ void Recording::Impl::readConnection(Connection* c) {
         session->reportProblem(c->source, error);
         if (st != EnvelopeReader::Status::Corrupt || reader.lost()) break;
     }
-    c->done = true;
     std::lock_guard lock(mutex);
+    c->done = true;  // broadcast() sends nothing more (it holds the mutex)
+    {
+        // The source's close() reads until we close our direction.
+        std::lock_guard write(c->writeMutex);
+        ::shutdown(c->fd, SHUT_WR);
+    }
     cv.notify_all();
 }
 

@@ -100,6 +100,32 @@ private Q_SLOTS:
         QVERIFY(load(path));
     }
 
+    void demoRecordedThroughTheRecorder() {
+        QByteArray version;
+        QCOMPARE(run({"--version"}, &version), 0);
+        if (version.contains("record --demo): not built")) QSKIP("built without LibTorch: no demos");
+        const QString path = m_dir.filePath("demo.json.gz");
+        QByteArray out, err;
+        QCOMPARE(run({"record", "--demo", "dataloader", "--steps", "12", "-o", path}, &out, &err), 0);
+        // The demo program joined the recording through the socket; the CLI wrote and
+        // analysed the trace: the data-loading stall is found without GPU rows.
+        QVERIFY2(out.contains("sent to the enclosing recording"), out.constData());
+        QVERIFY2(out.contains("0 bad messages"), out.constData());
+        QVERIFY2(out.contains("Training steps wait for the input pipeline"), out.constData());
+        QVERIFY(out.contains("data_loading"));
+        const auto t = load(path);
+        QVERIFY(t);
+        size_t steps = 0;
+        for (uint32_t i = 0; i < t->slices().size(); ++i) steps += t->str(t->slices().name[i]).substr(0, 13) == "ProfilerStep#";
+        QCOMPARE(steps, size_t(12));
+        QCOMPARE(run({"record", "--demo", "no-such-demo", "-o", m_dir.filePath("none.json")}, &out, &err), 1);
+        QVERIFY2(out.contains("dataloader-fixed") || err.contains("dataloader-fixed"), err.constData());  // the list
+        QCOMPARE(run({"record", "--demo", "list"}, &out), 0);
+        QVERIFY(out.contains("item-sync-fixed"));
+        QCOMPARE(run({"record", "--demo", "dataloader", "--", "true"}), 2);
+        QCOMPARE(run({"record", "--steps", "3", "--", "true"}), 2);
+    }
+
     void usageErrorsExitTwo() {
         QByteArray err;
         QCOMPARE(run({"record"}, nullptr, &err), 2);

@@ -47,6 +47,9 @@ struct RecordStatus {
 std::filesystem::path injectionLibraryPath();
 /// "live GPU capture: built (CUPTI 13.0)" or "live GPU capture: not built (...)".
 std::string captureFeatureLine();
+/// The LibTorch demo program (stallscope-demo: next to the executable, in a build tree's
+/// app/ folder, or STALLSCOPE_DEMO), or empty when it was not built (no LibTorch).
+std::filesystem::path demoExecutablePath();
 
 class Recording {
 public:
