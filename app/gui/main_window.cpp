@@ -3,6 +3,7 @@
 #include "details_panel.h"
 #include "findings_panel.h"
 #include "flame_panel.h"
+#include "live_recording.h"
 #include "load_worker.h"
 #include "range_panel.h"
 #include "ranks_panel.h"
@@ -122,10 +123,14 @@ void MainWindow::createWidgets() {
     m_progress->hide();
     m_cancel = new QPushButton(tr("Cancel"), this);
     m_cancel->hide();
+    m_stop = new QPushButton(tr("Stop recording"), this);
+    m_stop->hide();
     m_status = new QLabel(tr("Ready"), this);
     statusBar()->addWidget(m_status, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
+    statusBar()->addPermanentWidget(m_stop);
+    connect(m_stop, &QPushButton::clicked, this, &MainWindow::stopRecording);
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         m_worker->cancel();
         m_progress->hide();
@@ -186,6 +191,47 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
         for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
         showError(msg);
     }
+}
+
+bool MainWindow::startRecording(const capture::RecordOptions& options) {
+    if (m_live && m_live->active()) {
+        showError(tr("A recording is already running; stop it first."));
+        return false;
+    }
+    delete m_live;
+    m_live = new LiveRecording(this);
+    connect(m_live, &LiveRecording::snapshot, this,
+            [this](std::shared_ptr<const model::Trace> t, std::shared_ptr<const TimelineIndex> index) {
+                m_timeline->setLiveData(std::move(t), std::move(index));
+            });
+    connect(m_live, &LiveRecording::statusChanged, this, [this](const QString& text) { m_status->setText(text); });
+    connect(m_live, &LiveRecording::finished, this, [this](std::shared_ptr<Document> doc) {
+        m_stop->hide();
+        const QString status = m_status->text();
+        addRecent(doc->path);
+        setDocument(std::move(doc));
+        m_status->setText(status + " · " + m_status->text());
+    });
+    connect(m_live, &LiveRecording::failed, this, [this](const QString& msg) {
+        m_stop->hide();
+        showError(tr("The recording could not be saved: %1").arg(msg));
+    });
+    QString error;
+    if (!m_live->start(options, error)) {
+        showError(tr("Could not start the recording: %1").arg(error));
+        return false;
+    }
+    m_banner->hide();
+    m_doc.reset();
+    m_findings->setData(nullptr, nullptr);
+    setWindowTitle(tr("Recording %1 — Stallscope").arg(QString::fromStdString(options.command.front())));
+    m_stop->show();
+    m_status->setText(tr("Starting %1 …").arg(QString::fromStdString(options.command.front())));
+    return true;
+}
+
+void MainWindow::stopRecording() {
+    if (m_live) m_live->stop();
 }
 
 void MainWindow::exportReport(const QString& path, const QString& selectedFilter) {

@@ -5,6 +5,8 @@
 #include "document.h"
 #include "theme.h"
 
+#include "stallscope/capture/recorder.h"
+
 #include <QMainWindow>
 
 #include <memory>
@@ -24,6 +26,7 @@ namespace stallscope::gui {
 class DetailsPanel;
 class FindingsPanel;
 class LoadWorker;
+class LiveRecording;
 class RangePanel;
 class ReportExport;
 class RanksPanel;
@@ -48,6 +51,10 @@ public:
     void selectFinding(int row);
     void showView(View view);
     void setThemeMode(ThemeMode mode);
+    /// Records a program (File ▸ Record…): a live timeline while it runs, then the analysis.
+    bool startRecording(const capture::RecordOptions& options);
+    void stopRecording();
+    [[nodiscard]] LiveRecording* liveRecording() const { return m_live; }
     /// Writes the document as a report (format by extension, else by the dialog's filter).
     void exportReport(const QString& path, const QString& selectedFilter = {});
     [[nodiscard]] ReportExport* reportExport() const { return m_export; }
@@ -85,6 +92,8 @@ private:
     int m_rank = 0;
     LoadWorker* m_worker = nullptr;
     ReportExport* m_export = nullptr;
+    LiveRecording* m_live = nullptr;
+    QPushButton* m_stop = nullptr;
     QAction* m_exportAction = nullptr;
     TimelineView* m_timeline = nullptr;
     FindingsPanel* m_findings = nullptr;

@@ -1,6 +1,7 @@
 // MainWindow, second half: actions, menus, the toolbar, recent files and dialogs.
 #include "main_window.h"
 
+#include "record_dialog.h"
 #include "report_export.h"
 
 #include "findings_panel.h"
@@ -41,6 +42,18 @@ void MainWindow::createMenus() {
     file->addAction(tr("Open &Folder…"), this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a TensorBoard log folder"));
         if (!dir.isEmpty()) openPath(dir);
+    });
+    file->addAction(tr("&Record…"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] {
+        RecordDialog dialog(this);
+        while (dialog.exec() == QDialog::Accepted) {
+            capture::RecordOptions options;
+            QString error;
+            if (dialog.options(options, error)) {
+                startRecording(options);
+                return;
+            }
+            QMessageBox::warning(this, tr("Record"), error);
+        }
     });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     updateRecentMenu();

@@ -44,6 +44,31 @@ void TimelineView::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<c
     updateScrollBar();
 }
 
+void TimelineView::setLiveData(std::shared_ptr<const Trace> trace, std::shared_ptr<const TimelineIndex> index) {
+    const bool first = !m_layout.trace();
+    const bool following = first || (m_vp.startNs <= m_layout.startNs() && m_vp.endNs() >= m_layout.endNs());
+    std::vector<QString> collapsed;
+    for (const TimelineGroup& g : m_layout.groups())
+        if (g.collapsed) collapsed.push_back(g.label);
+    const TimelineViewport keep = m_vp;
+    m_layout.build(std::move(trace), nullptr, std::move(index));
+    for (size_t gi = 0; gi < m_layout.groups().size(); ++gi)
+        if (std::find(collapsed.begin(), collapsed.end(), m_layout.groups()[gi].label) != collapsed.end())
+            m_layout.setCollapsed(int(gi), true);
+    m_state.selected = {};  // slice ids are not stable across snapshots
+    m_matches.clear();
+    m_matchIndex = -1;
+    if (first && m_layout.trace()) m_state.timeOrigin = m_layout.trace()->startNs();
+    if (following) {
+        fitAll();
+    } else {
+        m_vp = keep;
+        clampView();
+    }
+    updateScrollBar();
+    update();
+}
+
 void TimelineView::resizeEvent(QResizeEvent*) {
     const int sw = m_vscroll->sizeHint().width();
     m_vscroll->setGeometry(width() - sw, TimelineViewport::kTopHeight, sw, height() - TimelineViewport::kTopHeight);

@@ -21,6 +21,9 @@ public:
     /// Shows a trace; `index` (lanes and counters) is built here when not given.
     void setData(std::shared_ptr<const model::Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis,
                  std::shared_ptr<const TimelineIndex> index = nullptr);
+    /// A new snapshot of a trace being recorded: the view keeps following the whole trace
+    /// while it shows all of it, else keeps the user's zoom; collapsed groups stay collapsed.
+    void setLiveData(std::shared_ptr<const model::Trace> trace, std::shared_ptr<const TimelineIndex> index);
     [[nodiscard]] const TimelineLayout& layout() const { return m_layout; }
     [[nodiscard]] const TimelineViewport& viewport() const { return m_vp; }
     [[nodiscard]] const TimelineState& state() const { return m_state; }
