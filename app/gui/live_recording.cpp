@@ -31,8 +31,13 @@ bool LiveRecording::start(const capture::RecordOptions& options, QString& error)
         error = QString::fromStdString(e);
         return false;
     }
+    m_active = true;
     m_timer->start(m_intervalMs);
     return true;
+}
+
+std::string LiveRecording::socketPath() const {
+    return m_recording ? m_recording->socketPath().string() : std::string();
 }
 
 capture::RecordStatus LiveRecording::status() const {
@@ -65,7 +70,10 @@ void LiveRecording::tick() {
                 // Snapshots cost O(events): keep them under a third of the time.
                 m_intervalMs = std::clamp(cost * 3, 250, 5000);
                 m_snapshotBusy = false;
-                if (trace && !m_finishing) Q_EMIT snapshot(trace, index);
+                if (trace && !m_finishing) {
+                    ++m_snapshots;
+                    Q_EMIT snapshot(trace, index);
+                }
             }, Qt::QueuedConnection);
         });
     }
@@ -88,8 +96,10 @@ void LiveRecording::finishOnWorker() {
         auto trace = m_recording->finish(error);
         const capture::RecordStatus st = m_recording->status();
         if (!trace) {
-            QMetaObject::invokeMethod(this, [this, error] { Q_EMIT failed(QString::fromStdString(error)); },
-                                      Qt::QueuedConnection);
+            QMetaObject::invokeMethod(this, [this, error] {
+                m_active = false;
+                Q_EMIT failed(QString::fromStdString(error));
+            }, Qt::QueuedConnection);
             return;
         }
         auto doc = std::make_shared<Document>();
@@ -109,6 +119,7 @@ void LiveRecording::finishOnWorker() {
         QString exit = QString::fromStdString(st.exitDescription);
         if (!st.gpuNote.empty()) exit += " · " + QString::fromStdString(st.gpuNote);
         QMetaObject::invokeMethod(this, [this, doc, exit] {
+            m_active = false;
             Q_EMIT statusChanged(tr("Recorded: the program %1").arg(exit));
             Q_EMIT finished(doc);
         }, Qt::QueuedConnection);

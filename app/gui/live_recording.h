@@ -27,8 +27,14 @@ public:
     bool start(const capture::RecordOptions& options, QString& error);
     /// Stops recording and ends the program; finished() or failed() follows.
     void stop();
-    [[nodiscard]] bool active() const { return m_recording != nullptr; }
+    /// From start() until finished() or failed().
+    [[nodiscard]] bool active() const { return m_active; }
     [[nodiscard]] capture::RecordStatus status() const;
+    /// The recorder's socket (what the program finds in STALLSCOPE_CAPTURE_SOCKET): other
+    /// sources may join the recording through it.
+    [[nodiscard]] std::string socketPath() const;
+    /// Snapshots published so far.
+    [[nodiscard]] int snapshots() const { return m_snapshots; }
 
 Q_SIGNALS:
     void snapshot(std::shared_ptr<const stallscope::model::Trace> trace,
@@ -49,6 +55,8 @@ private:
     std::atomic<bool> m_snapshotBusy{false};
     std::atomic<bool> m_finishing{false};
     int m_intervalMs = 300;
+    bool m_active = false;
+    int m_snapshots = 0;
 };
 
 } // namespace stallscope::gui

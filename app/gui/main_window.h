@@ -67,6 +67,8 @@ public:
     [[nodiscard]] const Document* document() const { return m_doc.get(); }
     [[nodiscard]] int currentRank() const { return m_rank; }
     [[nodiscard]] QLabel* errorBanner() const { return m_banner; }
+    [[nodiscard]] QLabel* statusLabel() const { return m_status; }
+    [[nodiscard]] QPushButton* stopButton() const { return m_stop; }
     [[nodiscard]] bool loading() const;
 
 protected:

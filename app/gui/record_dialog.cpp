@@ -1,5 +1,6 @@
 #include "record_dialog.h"
 
+#include <QComboBox>
 #include <QDateTime>
 #include <QDialogButtonBox>
 #include <QDir>
@@ -41,6 +42,16 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
     setMinimumWidth(640);
     m_command = new QLineEdit(this);
     m_command->setPlaceholderText(tr("python train.py --epochs 1"));
+    m_demos = new QComboBox(this);
+    m_demos->addItem(tr("None: record the command above"));
+    m_demos->setEnabled(false);
+    connect(m_demos, &QComboBox::activated, this, [this](int i) {
+        const QString exe = QString::fromStdString(capture::demoExecutablePath().string());
+        if (i <= 0 || exe.isEmpty()) return;
+        // Quoted as QProcess::splitCommand reads it back.
+        const QString quoted = exe.contains(' ') ? '"' + QString(exe).replace('"', "\"\"\"") + '"' : exe;
+        m_command->setText(quoted + ' ' + m_demos->itemData(i).toString());
+    });
     m_directory = new QLineEdit(QDir::currentPath(), this);
     m_environment = new QPlainTextEdit(this);
     m_environment->setPlaceholderText(tr("KEY=VALUE, one per line (added to this environment)"));
@@ -62,6 +73,7 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
 
     auto* form = new QFormLayout;
     form->addRow(tr("Command:"), m_command);
+    form->addRow(tr("Or a demo:"), m_demos);
     form->addRow(tr("Working folder:"), withBrowse(m_directory, this, [this] {
                      return QFileDialog::getExistingDirectory(this, tr("Working folder"), m_directory->text());
                  }));
@@ -80,6 +92,33 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent) {
     l->addLayout(form);
     l->addWidget(m_capability);
     l->addWidget(buttons);
+    listDemos();
+}
+
+void RecordDialog::listDemos() {
+    const QString exe = QString::fromStdString(capture::demoExecutablePath().string());
+    if (exe.isEmpty()) {
+        m_demos->setItemText(0, tr("None (the LibTorch demos were not built)"));
+        return;
+    }
+    // The demo program loads LibTorch (a fraction of a second): list without blocking.
+    auto* p = new QProcess(this);
+    connect(p, &QProcess::finished, this, [this, p](int code) {
+        p->deleteLater();
+        if (code != 0) return;
+        // "  dataloader        each batch is read ..."
+        for (const QString& line : QString::fromUtf8(p->readAllStandardOutput()).split('\n')) {
+            if (!line.startsWith("  ")) continue;
+            const QString t = line.trimmed();
+            const int sp = int(t.indexOf(' '));
+            if (sp <= 0) continue;
+            const QString name = t.left(sp), text = t.mid(sp).trimmed();
+            m_demos->addItem(name + " — " + text, name);
+            m_demos->setItemData(m_demos->count() - 1, text, Qt::ToolTipRole);
+        }
+        m_demos->setEnabled(m_demos->count() > 1);
+    });
+    p->start(exe, {"list"});
 }
 
 void RecordDialog::setCommand(const QString& commandLine) { m_command->setText(commandLine); }
