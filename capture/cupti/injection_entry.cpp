@@ -22,10 +22,15 @@ void onForkChild() {
     g_forkedChild.store(true);
 }
 
+// An injection whose CUPTI set-up failed half-way: never freed, but still referenced (so
+// leak checkers do not report it).
+Injection* g_retired = nullptr;
+
 // After an internal error: CUPTI keeps its subscription but collects nothing more, and
 // nothing of ours is reached from its callbacks.
 void abandon() {
     if (Injection* inj = g_injection.exchange(nullptr)) {
+        g_retired = inj;
         inj->recorderGone.store(true);
         reconcileCollection(*inj);
     }
@@ -47,11 +52,13 @@ void initialise() {
     if (!inj->socket.connect(inj->config.socketPath, error)) {
         say("cannot reach the recorder at " + inj->config.socketPath + " (" + error +
             "); this process runs without GPU capture");
+        delete inj;  // CUPTI was never told about it
         return;
     }
     g_injection.store(inj); // the buffer callbacks may run as soon as CUPTI is set up
     if (!setUpCupti(*inj, error)) {
         g_injection.store(nullptr);
+        g_retired = inj;  // a half-made subscription may still hold it: kept, and reachable
         say(error + "; this process runs without GPU capture");
         pb::Envelope hello;
         *hello.mutable_hello() = makeHello(nullptr, "not capturing: " + error);
