@@ -56,16 +56,20 @@ bool makeAddress(const std::string& path, sockaddr_un& addr, std::string& error)
     return true;
 }
 
+/// A local stream socket and the address of `path`; -1 with `error` set.
+int unixSocket(const std::string& path, sockaddr_un& addr, std::string& error) {
+    if (!makeAddress(path, addr, error)) return -1;
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) error = "socket() failed: " + errnoText(errno);
+    return fd;
+}
+
 } // namespace
 
 int connectUnix(const std::string& path, std::string& error) {
     sockaddr_un addr;
-    if (!makeAddress(path, addr, error)) return -1;
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        error = "socket() failed: " + errnoText(errno);
-        return -1;
-    }
+    const int fd = unixSocket(path, addr, error);
+    if (fd < 0) return -1;
     int rc;
     do {
         rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
@@ -80,12 +84,8 @@ int connectUnix(const std::string& path, std::string& error) {
 
 int listenUnix(const std::string& path, std::string& error) {
     sockaddr_un addr;
-    if (!makeAddress(path, addr, error)) return -1;
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        error = "socket() failed: " + errnoText(errno);
-        return -1;
-    }
+    const int fd = unixSocket(path, addr, error);
+    if (fd < 0) return -1;
     if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) < 0 || ::listen(fd, 64) < 0) {
         error = "cannot listen on " + path + ": " + errnoText(errno);
         ::close(fd);
