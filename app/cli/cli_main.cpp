@@ -27,12 +27,14 @@ commands:
                                         .json (the analysis JSON), .pdf, or .trace.json[.gz]
                                         (the trace plus a "Stallscope findings" process);
                                         with --baseline, BEFORE -> PATH compared (.html/.md/.pdf)
-  record [-o OUT.json[.gz]] [--delay S] [--duration S] [--fake-source] -- COMMAND ARGS...
+  record [-o OUT.json[.gz]] [--delay S] [--duration S] [--cuda-profiler-range] -- COMMAND ARGS...
                                         run COMMAND with live capture (CUPTI), write a Kineto-
                                         compatible trace (default stallscope-<time>.pt.trace.json.gz)
                                         and print the top findings; exits with COMMAND's exit code.
                                         --delay/--duration: record from S seconds after the start,
                                         for S seconds (then COMMAND is stopped); Ctrl-C stops.
+                                        --cuda-profiler-range: GPU capture only between
+                                        cudaProfilerStart/Stop (torch.cuda.profiler.start/stop)
                                         --fake-source: a scripted training loop joins (for demos
                                         and tests; COMMAND is optional then)
   record [-o OUT] --demo NAME|list [--steps N]

@@ -182,6 +182,10 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             const long n = v ? std::strtol(v, &end, 10) : 0;
             if (!v || *end || n < 1 || n > 100000) return error = "--steps needs a number of steps (1-100000)", false;
             o.demoSteps = static_cast<int>(n), ++i;
+        } else if (a == "--cuda-profiler-range") {
+            // The injection records only between cudaProfilerStart() and cudaProfilerStop()
+            // (torch.cuda.profiler.start()/stop()).
+            o.record.environment.emplace_back("STALLSCOPE_CAPTURE_PROFILER_RANGE", "1");
         } else if (a == "--fake-source") {
             o.fakeSource = true;
         } else if (a.size() > 1 && a[0] == '-') {

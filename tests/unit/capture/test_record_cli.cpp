@@ -126,6 +126,16 @@ private Q_SLOTS:
         QCOMPARE(run({"record", "--steps", "3", "--", "true"}), 2);
     }
 
+    void cudaProfilerRangeReachesTheProgram() {
+        // The injection library reads it from the program's environment.
+        QByteArray out;
+        QCOMPARE(run({"record", "--cuda-profiler-range", "-o", m_dir.filePath("range.json"), "--", "/bin/sh", "-c",
+                      "echo range=$STALLSCOPE_CAPTURE_PROFILER_RANGE"},
+                     &out),
+                 0);
+        QVERIFY2(out.contains("range=1"), out.constData());
+    }
+
     void usageErrorsExitTwo() {
         QByteArray err;
         QCOMPARE(run({"record"}, nullptr, &err), 2);
