@@ -145,8 +145,11 @@ void FindingsPanel::setData(std::shared_ptr<const model::Trace> trace, std::shar
     m_analysis = analysis;
     m_model->setAnalysis(analysis);
     m_selected = -1;
-    m_chart->setDevice(m_analysis && !m_analysis->devices.empty() ? &m_analysis->devices.front() : nullptr);
-    m_chart->setVisible(m_analysis && !m_analysis->devices.empty());  // CPU-only traces have no idle time
+    if (m_analysis && m_analysis->devices.empty() && m_analysis->hostOnly)
+        m_chart->setHostOnly(&*m_analysis->hostOnly);  // CPU only: the step thread's time by cause
+    else
+        m_chart->setDevice(m_analysis && !m_analysis->devices.empty() ? &m_analysis->devices.front() : nullptr);
+    m_chart->setVisible(m_analysis && (!m_analysis->devices.empty() || m_analysis->hostOnly));
     m_detail->setHtml(m_analysis && m_analysis->findings.empty()
                           ? tr("<p>No findings: nothing in this window costs measurable GPU time.</p>")
                           : tr("<p style='color:gray'>Select a finding to see why it happens and how to fix it.</p>"));

@@ -15,9 +15,6 @@ namespace stallscope::gui {
 
 using namespace analysis;
 
-namespace {
-} // namespace
-
 IdleChart::IdleChart(QWidget* parent) : QWidget(parent) {
     setMinimumHeight(60);
     setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Fixed);
@@ -29,14 +26,27 @@ QSize IdleChart::sizeHint() const {
 }
 
 void IdleChart::setDevice(const DeviceMetrics* d) {
-    m_segments.clear();
-    m_idle = d ? d->idle.idleNs : 0;
+    m_hostOnly = false;
     m_window = d ? d->windowNs : 0;
     m_utilization = d ? d->utilization : 0;
     m_device = d ? d->device : -1;
-    if (d)
+    setBreakdown(d ? &d->idle : nullptr);
+}
+
+void IdleChart::setHostOnly(const HostOnlyBreakdown* h) {
+    m_hostOnly = h != nullptr;
+    m_window = h ? h->windowNs : 0;
+    m_utilization = 0;
+    m_device = -1;
+    setBreakdown(h ? &h->time : nullptr);
+}
+
+void IdleChart::setBreakdown(const IdleBreakdown* b) {
+    m_segments.clear();
+    m_idle = b ? b->idleNs : 0;
+    if (b)
         for (size_t k = 0; k < kIdleCauseCount; ++k)
-            if (d->idle.causes[k].ns > 0) m_segments.push_back({static_cast<IdleCause>(k), d->idle.causes[k].ns, {}});
+            if (b->causes[k].ns > 0) m_segments.push_back({static_cast<IdleCause>(k), b->causes[k].ns, {}});
     std::sort(m_segments.begin(), m_segments.end(), [](const Segment& a, const Segment& b) { return a.ns > b.ns; });
     updateGeometry();
     setFixedHeight(sizeHint().height());
@@ -53,10 +63,11 @@ void IdleChart::paintEvent(QPaintEvent*) {
     p.setFont(f);
     p.setPen(th.text);
     p.drawText(QRect(8, 2, width() - 16, 18), Qt::AlignVCenter | Qt::AlignLeft,
-               tr("GPU %1 idle %2 of %3 (busy %4%)")
-                   .arg(m_device)
-                   .arg(durationText(m_idle, 1), durationText(m_window, 1))
-                   .arg(QString::number(m_utilization * 100, 'f', 1)));
+               m_hostOnly ? tr("No GPU work: %1 of step time by cause").arg(durationText(m_window, 1))
+                          : tr("GPU %1 idle %2 of %3 (busy %4%)")
+                                .arg(m_device)
+                                .arg(durationText(m_idle, 1), durationText(m_window, 1))
+                                .arg(QString::number(m_utilization * 100, 'f', 1)));
     p.setFont(font());
     const QRectF bar(8, 22, width() - 16, 14);
     p.fillRect(bar, th.trackAlternate);
@@ -92,7 +103,8 @@ bool IdleChart::event(QEvent* e) {
         for (const Segment& s : m_segments)
             if (s.rect.contains(he->pos())) {
                 QToolTip::showText(he->globalPos(),
-                                   QString("<b>%1</b>: %2 (%3% of idle)<br>%4")
+                                   QString(m_hostOnly ? "<b>%1</b>: %2 (%3% of step time)<br>%4"
+                                                      : "<b>%1</b>: %2 (%3% of idle)<br>%4")
                                        .arg(QString::fromStdString(std::string(idleCauseName(s.cause))), durationText(s.ns, 1),
                                             QString::number(100.0 * double(s.ns) / double(m_idle), 'f', 1),
                                             QString::fromStdString(std::string(idleCauseDescription(s.cause)))),

@@ -1,6 +1,7 @@
 #pragma once
 // A small chart of the idle-cause breakdown of one device: a stacked bar and a legend with
-// each cause's time and share of idle time.
+// each cause's time and share of idle time. For a CPU-only trace, the step thread's time by
+// cause (AnalysisResult::hostOnly) in the same form.
 #include "stallscope/analysis/analysis.h"
 
 #include <QWidget>
@@ -12,6 +13,7 @@ class IdleChart : public QWidget {
 public:
     explicit IdleChart(QWidget* parent = nullptr);
     void setDevice(const analysis::DeviceMetrics* device);
+    void setHostOnly(const analysis::HostOnlyBreakdown* host);
     QSize sizeHint() const override;
 
 protected:
@@ -28,6 +30,9 @@ private:
     int64_t m_idle = 0, m_window = 0;
     double m_utilization = 0;
     int32_t m_device = -1;
+    bool m_hostOnly = false;
+
+    void setBreakdown(const analysis::IdleBreakdown* b);
 };
 
 } // namespace stallscope::gui

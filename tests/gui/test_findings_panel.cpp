@@ -5,6 +5,7 @@
 #include "trace_text.h"
 
 #include "findings_panel.h"
+#include "idle_chart.h"
 #include "theme.h"
 
 #include "stallscope/analysis/analysis.h"
@@ -170,6 +171,32 @@ private Q_SLOTS:
         QCOMPARE(panel.model()->rowCount(), 0);
         panel.selectFinding(3);  // out of range: nothing happens, no crash
         QVERIFY(panel.model()->finding(3) == nullptr);
+    }
+
+    void cpuOnlyTraceShowsStepTimeByCause() {
+        // No GPU work: the chart shows the step thread's time by cause instead of hiding.
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            t.step(s, b, 1000);
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 600);
+            t.cpu("aten::conv2d", b + 600, 400);
+        }
+        Loaded l;
+        l.trace = t.load(-1);
+        l.analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*l.trace));
+        QVERIFY(l.analysis->devices.empty() && l.analysis->hostOnly);
+        FindingsPanel p;
+        p.resize(500, 700);
+        p.setData(l.trace, l.analysis);
+        p.show();
+        auto* chart = p.findChild<IdleChart*>();
+        QVERIFY(chart && chart->isVisible());
+        const QImage img = chart->grab().toImage();
+        const QColor loading = Theme::current().causeColor(analysis::IdleCause::DataLoading);
+        int hits = 0;  // the data_loading segment: 60 % of the bar
+        for (int x = 0; x < img.width(); ++x) hits += img.pixelColor(x, 28) == loading;
+        QVERIFY2(hits > img.width() / 2, qPrintable(QString("%1 of %2 px").arg(hits).arg(img.width())));
     }
 };
 
