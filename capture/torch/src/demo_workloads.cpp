@@ -207,9 +207,8 @@ std::string cpuNote(const DemoInfo& info) {
 }
 
 std::string gpuNote() {
-    return "GPU present: this in-process recording has the LibTorch operators; the GPU rows (kernels, "
-           "copies) come from CUPTI: run it as `stallscope-cli record -o OUT -- stallscope-cli record --demo "
-           "NAME`, where the demo's recorder joins the outer recording through STALLSCOPE_CAPTURE_SOCKET.";
+    return "GPU present: the LibTorch operators are recorded here; the GPU rows (kernels, copies) come from "
+           "CUPTI when the demo runs under the recorder, as `stallscope-cli record --demo NAME` runs it.";
 }
 
 void runSteps(Trainer& t, TorchRecorder& rec, int steps, std::ostream* log) {
@@ -255,7 +254,7 @@ DemoResult runDemo(const std::string& name, capture::EnvelopeSink& sink, const D
         trainer.fillPrefetchQueue();
         trainer.resetSamples();
         std::string error;
-        if (!rec.start(sink, error)) {
+        if (options.record && !rec.start(sink, error)) {
             res.error = error;
             return res;
         }

@@ -41,6 +41,7 @@ struct DemoOptions {
     int warmupSteps = 2;      // run before recording starts (allocator, first-call costs)
     int threads = 1;          // LibTorch intra-op threads during the demo (restored after)
     std::ostream* log = nullptr;  // progress lines ("step 10/30 ...") when set
+    bool record = true;       // false: the same steps without the recorder (an overhead baseline)
 };
 
 struct DemoResult {
