@@ -253,8 +253,11 @@ void MainWindow::showAbout() {
                        tr("<h3>Stallscope %1</h3><p>Why is my GPU idle, and what do I change?</p>"
                           "<p>Stallscope reads PyTorch profiler traces, charges every idle nanosecond of the GPU to a "
                           "cause, and explains each finding with its cost and the PyTorch fix.</p>"
-                          "<p>Qt %2 · simdjson · zlib</p>")
-                           .arg(STALLSCOPE_VERSION, qVersion()));
+                          "<p>Qt %2 · simdjson · zlib · protobuf</p><p>%3<br>LibTorch demos: %4</p>")
+                           .arg(STALLSCOPE_VERSION, qVersion(),
+                                QString::fromStdString(capture::captureFeatureLine()).toHtmlEscaped(),
+                                capture::demoExecutablePath().empty() ? tr("not built (LibTorch not found)")
+                                                                      : tr("built")));
 }
 
 } // namespace stallscope::gui

@@ -248,7 +248,9 @@ DemoResult runDemo(const std::string& name, capture::EnvelopeSink& sink, const D
         ThreadCount threads(options.threads);
         torch::manual_seed(0);
         const Workload w = workloadFor(name, res.gpu);
-        TorchRecorder rec;  // declared first: the trainer's loader workers end before it stops
+        RecorderOptions ro;
+        ro.recordShapes = options.recordShapes;
+        TorchRecorder rec(ro);  // declared first: the trainer's loader workers end before it stops
         Trainer trainer(w, device);
         for (int i = 0; i < options.warmupSteps; ++i) trainer.step(-1 - i);  // not recorded
         trainer.fillPrefetchQueue();

@@ -42,6 +42,7 @@ struct DemoOptions {
     int threads = 1;          // LibTorch intra-op threads during the demo (restored after)
     std::ostream* log = nullptr;  // progress lines ("step 10/30 ...") when set
     bool record = true;       // false: the same steps without the recorder (an overhead baseline)
+    bool recordShapes = true; // operators' input shapes (LibTorch boxes every op's inputs for them)
 };
 
 struct DemoResult {
