@@ -184,6 +184,8 @@ private Q_SLOTS:
         QVERIFY2(d.options(o, error), qPrintable(error));
         QCOMPARE(o.command.back(), std::string("dataloader"));
         QCOMPARE(o.command.front(), capture::demoExecutablePath().string());
+        d.show();
+        saveScreenshot(d, "record-dialog.png");
     }
 
 private:
