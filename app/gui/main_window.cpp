@@ -224,6 +224,8 @@ bool MainWindow::startRecording(const capture::RecordOptions& options) {
     m_banner->hide();
     m_doc.reset();
     m_findings->setData(nullptr, nullptr);
+    m_findings->detail()->setHtml(tr("<p style='color:gray'>Recording… The findings appear here when the program "
+                                     "ends or you press <b>Stop recording</b>; the timeline grows meanwhile.</p>"));
     setWindowTitle(tr("Recording %1 — Stallscope").arg(QString::fromStdString(options.command.front())));
     m_stop->show();
     m_status->setText(tr("Starting %1 …").arg(QString::fromStdString(options.command.front())));
