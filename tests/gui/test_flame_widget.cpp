@@ -268,6 +268,42 @@ private Q_SLOTS:
         panel.setData(nullptr, nullptr);
         QVERIFY(panel.graphWidget()->graph().empty());
     }
+
+    void devicePickerChargesOneGpu() {
+        // Two GPUs: 300 us of kernels on GPU 0, 120 us on GPU 1.
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.cpu("aten::mm", 10, 100);
+        t.launch("gemm_on_0", 20, 10, 40, 300);
+        t.cpu("aten::add", 200, 100);
+        t.runtime("cudaLaunchKernel", 210, 10, 901);
+        t.kernel("add_on_1", 230, 120, 901, 7, 1);
+        auto trace = t.load();
+        auto analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*trace));
+        QCOMPARE(analysis->devices.size(), size_t(2));
+        FlamePanel panel;
+        panel.resize(1000, 400);
+        panel.show();
+        panel.setData(trace, analysis);
+        QVERIFY(!panel.devicePicker()->isVisible());  // CPU mode: no device to pick
+        panel.setMode(FlameMode::GpuTime);
+        QVERIFY(panel.devicePicker()->isVisible());
+        QCOMPARE(panel.devicePicker()->count(), 3);  // all, GPU 0, GPU 1
+        QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(420'000));
+        panel.setDevice(1);
+        QCOMPARE(panel.device(), 1);
+        QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(120'000));
+        QVERIFY(findPath(*trace, panel.graphWidget()->graph(),
+                         {"ProfilerStep#*", "aten::add", "cudaLaunchKernel", "add_on_1"}) > 0);
+        QCOMPARE(findPath(*trace, panel.graphWidget()->graph(),
+                          {"ProfilerStep#*", "aten::mm", "cudaLaunchKernel", "gemm_on_0"}), -1);
+        panel.setDevice(0);
+        QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(300'000));
+        // One GPU: nothing to choose.
+        panel.setData(m_trace, std::make_shared<analysis::AnalysisResult>(analysis::analyze(*m_trace)));
+        QVERIFY(!panel.devicePicker()->isVisible());
+        QCOMPARE(panel.device(), -1);
+    }
 };
 
 QTEST_MAIN(TestFlameWidget)

@@ -4,6 +4,7 @@
 #include "theme.h"
 
 #include <QComboBox>
+#include <QSignalBlocker>
 #include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -46,6 +47,7 @@ FlamePanel::FlamePanel(QWidget* parent) : QWidget(parent) {
     layout->addWidget(m_status);
 
     connect(m_mode, &QComboBox::currentIndexChanged, this, [this] { rebuild(); });
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this] { rebuild(); });
     connect(m_search, &QLineEdit::textChanged, this, [this](const QString& text) {
         m_graph->setSearch(text.trimmed());
         updateStatus();
@@ -76,6 +78,11 @@ QHBoxLayout* FlamePanel::buildToolbar() {
         Qt::ToolTipRole);
     m_mode->setSizeAdjustPolicy(QComboBox::AdjustToContents);
 
+    m_device = new QComboBox(this);
+    m_device->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_device->setToolTip(tr("The GPU whose kernels, copies and memsets are charged"));
+    m_device->setVisible(false);
+
     m_search = new QLineEdit(this);
     m_search->setPlaceholderText(tr("Search frames"));
     m_search->setClearButtonEnabled(true);
@@ -98,6 +105,7 @@ QHBoxLayout* FlamePanel::buildToolbar() {
     bar->setContentsMargins(6, 5, 8, 5);
     bar->setSpacing(10);
     bar->addWidget(m_mode);
+    bar->addWidget(m_device);
     bar->addWidget(m_search);
     bar->addWidget(m_reset);
     bar->addWidget(m_info, 1);
@@ -109,7 +117,28 @@ void FlamePanel::setData(std::shared_ptr<const model::Trace> trace,
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
     m_hasRange = false;
+    fillDevices();
     rebuild();
+}
+
+void FlamePanel::fillDevices() {
+    QSignalBlocker block(m_device);
+    m_device->clear();
+    m_device->addItem(tr("All GPUs"), -1);
+    if (m_analysis)
+        for (const analysis::DeviceMetrics& d : m_analysis->devices)
+            m_device->addItem(d.name.empty() ? tr("GPU %1").arg(d.device)
+                                             : tr("GPU %1 · %2").arg(d.device).arg(QString::fromStdString(d.name)),
+                              d.device);
+}
+
+void FlamePanel::setDevice(int32_t device) {
+    const int i = m_device->findData(device);
+    m_device->setCurrentIndex(i < 0 ? 0 : i);
+}
+
+int32_t FlamePanel::device() const {
+    return m_device->count() ? m_device->currentData().toInt() : -1;
 }
 
 void FlamePanel::setRange(int64_t startNs, int64_t endNs) {
@@ -148,7 +177,10 @@ void FlamePanel::rebuild() {
         lo = m_analysis->window.startNs;
         hi = m_analysis->window.endNs;
     }
-    m_graph->setGraph(m_trace, analysis::buildFlameGraph(*m_trace, mode(), lo, hi));
+    // The picker only when there is a choice: two or more GPUs.
+    m_device->setVisible(mode() == FlameMode::GpuTime && m_device->count() > 2);
+    m_graph->setGraph(m_trace, analysis::buildFlameGraph(*m_trace, mode(), lo, hi,
+                                                         mode() == FlameMode::GpuTime ? device() : -1));
     m_graph->setSearch(m_search->text().trimmed());
     updateInfo();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The Flame graph tab: a mode chooser (CPU time of the operator stacks, or GPU time by the
-// CPU stack that launched it), a frame search, "Reset zoom" and a line describing the range
+// CPU stack that launched it), in GPU mode a device picker when the trace has several GPUs,
+// a frame search, "Reset zoom" and a line describing the range
 // and totals, above a scrollable FlameGraphWidget. The graph covers the analysis window, or
 // a timeline selection after setRange().
 #include "stallscope/analysis/analysis.h"
@@ -37,6 +38,10 @@ public:
 
     void setMode(analysis::FlameMode mode);
     [[nodiscard]] analysis::FlameMode mode() const;
+    /// GPU mode: the device whose work is charged (-1: all).
+    void setDevice(int32_t device);
+    [[nodiscard]] int32_t device() const;
+    [[nodiscard]] QComboBox* devicePicker() const { return m_device; }
     [[nodiscard]] bool hasRange() const { return m_hasRange; }
 
     [[nodiscard]] FlameGraphWidget* graphWidget() const { return m_graph; }
@@ -68,7 +73,10 @@ private:
     bool m_hasRange = false;
     int64_t m_rangeStart = 0, m_rangeEnd = 0;
 
+    void fillDevices();
+
     QComboBox* m_mode = nullptr;
+    QComboBox* m_device = nullptr;
     QLineEdit* m_search = nullptr;
     QToolButton* m_reset = nullptr;
     QLabel* m_info = nullptr;
