@@ -57,6 +57,12 @@ std::string pct(double share) {
     return buf;
 }
 
+std::string svgNum(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
 std::string anchor(std::string_view text) {
     std::string out;
     for (char c : text) {

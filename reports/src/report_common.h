@@ -8,6 +8,7 @@
 namespace stallscope::reports::detail {
 
 std::string pct(double share);                                  // "33.1%"
+std::string svgNum(double v);                                   // "12.3": an SVG coordinate
 std::string anchor(std::string_view text);                      // "findings", "rank-0-summary"
 std::string shortName(std::string_view name, size_t max = 100); // sanitised, cut with "…"
 std::string fileName(const std::string& path);

@@ -1,31 +1,16 @@
 // The idle-cause breakdown picture (see svg.h).
+#include "report_common.h"
+
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/palette.h"
 #include "stallscope/reports/svg.h"
 #include "stallscope/reports/text_format.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace stallscope::reports {
 
 using namespace analysis;
-
-namespace {
-
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-}
-
-std::string percent(double share) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
-    return buf;
-}
-
-} // namespace
 
 Picture idleCausePicture(const DeviceMetrics& d, int width) {
     Picture pic;
@@ -45,7 +30,7 @@ Picture idleCausePicture(const DeviceMetrics& d, int width) {
     s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
          escapeHtml("GPU " + std::to_string(d.device) + (d.name.empty() ? "" : " · " + d.name)) + "</text>";
     s += "<text x='" + std::to_string(width - 4) + "' y='15' fill='#555' text-anchor='end'>" +
-         escapeHtml("busy " + percent(d.utilization) + " · idle " + formatDuration(d.idleNs) + " of " +
+         escapeHtml("busy " + detail::pct(d.utilization) + " · idle " + formatDuration(d.idleNs) + " of " +
                     formatDuration(d.windowNs)) +
          "</text>";
     // The bar: busy first (grey-green), then the causes, largest first.
@@ -53,14 +38,14 @@ Picture idleCausePicture(const DeviceMetrics& d, int width) {
     double x = 0;
     auto segment = [&](int64_t ns, uint32_t rgb, const std::string& title) {
         const double sw = w * double(ns) / window;
-        s += "<rect x='" + num(x) + "' y='" + std::to_string(barY) + "' width='" + num(std::max(sw, 0.0)) + "' height='" +
+        s += "<rect x='" + detail::svgNum(x) + "' y='" + std::to_string(barY) + "' width='" + detail::svgNum(std::max(sw, 0.0)) + "' height='" +
              std::to_string(barH) + "' fill='" + hexColor(rgb) + "'><title>" + escapeHtml(title) + "</title></rect>";
         x += sw;
     };
     segment(d.busyNs, 0xC8D6CC, "busy " + formatDuration(d.busyNs));
     for (const auto& [ns, c] : causes)
         segment(ns, causeRgb(c), std::string(idleCauseName(c)) + " " + formatDuration(ns));
-    s += "<rect x='0.5' y='" + std::to_string(barY) + ".5' width='" + num(w - 1) + "' height='" + std::to_string(barH - 1) +
+    s += "<rect x='0.5' y='" + std::to_string(barY) + ".5' width='" + detail::svgNum(w - 1) + "' height='" + std::to_string(barH - 1) +
          "' fill='none' stroke='#999'/>";
     // Legend: three columns.
     const double colW = w / 3;
@@ -68,15 +53,15 @@ Picture idleCausePicture(const DeviceMetrics& d, int width) {
         const auto& [ns, c] = causes[i];
         const double lx = colW * double(i % 3);
         const int ly = legendY + static_cast<int>(i / 3) * 18;
-        s += "<rect x='" + num(lx) + "' y='" + std::to_string(ly - 9) + "' width='10' height='10' fill='" +
+        s += "<rect x='" + detail::svgNum(lx) + "' y='" + std::to_string(ly - 9) + "' width='10' height='10' fill='" +
              hexColor(causeRgb(c)) + "'/>";
-        s += "<text x='" + num(lx + 14) + "' y='" + std::to_string(ly) + "' fill='#222'>" +
-             escapeHtml(std::string(idleCauseName(c)) + "  " + formatDuration(ns) + "  " + percent(double(ns) / window)) +
+        s += "<text x='" + detail::svgNum(lx + 14) + "' y='" + std::to_string(ly) + "' fill='#222'>" +
+             escapeHtml(std::string(idleCauseName(c)) + "  " + formatDuration(ns) + "  " + detail::pct(double(ns) / window)) +
              "</text>";
     }
     s += "</svg>";
     pic.svg = std::move(s);
-    pic.alt = "GPU " + std::to_string(d.device) + ": busy " + percent(d.utilization) + "; idle time by cause";
+    pic.alt = "GPU " + std::to_string(d.device) + ": busy " + detail::pct(d.utilization) + "; idle time by cause";
     return pic;
 }
 

@@ -1,4 +1,6 @@
 // The timeline picture of a finding (see svg.h).
+#include "report_common.h"
+
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/palette.h"
 #include "stallscope/reports/svg.h"
@@ -30,12 +32,6 @@ struct Row {
     int lanes = 1;
     int height = 0;
 };
-
-std::string num(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-}
 
 /// Threads that launch the device's GPU work inside [lo, hi) (most launches first), then
 /// the busiest CPU threads in view when there are none.
@@ -92,9 +88,9 @@ public:
         for (int64_t rel = first; origin + rel <= m_hi; rel += step) {
             const double px = x(origin + rel);
             if (px < kHeader) continue;
-            m_out += "<line x1='" + num(px) + "' y1='" + std::to_string(kAxis - 6) + "' x2='" + num(px) + "' y2='" +
+            m_out += "<line x1='" + detail::svgNum(px) + "' y1='" + std::to_string(kAxis - 6) + "' x2='" + detail::svgNum(px) + "' y2='" +
                      std::to_string(kAxis) + "' stroke='#888'/>";
-            m_out += "<text x='" + num(px + 3) + "' y='" + std::to_string(kAxis - 9) + "' fill='#555'>" +
+            m_out += "<text x='" + detail::svgNum(px + 3) + "' y='" + std::to_string(kAxis - 9) + "' fill='#555'>" +
                      escapeHtml(formatOffset(rel, step)) + "</text>";
         }
     }
@@ -133,15 +129,15 @@ public:
             rect(x0, ly, x1 - x0, kLane - 2, kindRgb(s.kind[i]), 1.0);
             const size_t fits = size_t((x1 - x0 - 6) / kCharWidth);
             if (fits >= 4)
-                m_out += "<text x='" + num(x0 + 3) + "' y='" + std::to_string(ly + kLane - 5) + "'>" +
+                m_out += "<text x='" + detail::svgNum(x0 + 3) + "' y='" + std::to_string(ly + kLane - 5) + "'>" +
                          escapeHtml(truncateUtf8(sanitizeUtf8(m_t.str(s.name[i])), fits)) + "</text>";
         }
         for (int d = 0; d < lanes; ++d) flush(d);
     }
 
     void rect(double x0, double y, double w, double h, uint32_t rgb, double opacity) {
-        m_out += "<rect x='" + num(x0) + "' y='" + num(y) + "' width='" + num(std::max(w, 0.5)) + "' height='" + num(h) +
-                 "' fill='" + hexColor(rgb) + "'" + (opacity < 1 ? " fill-opacity='" + num(opacity) + "'" : "") + "/>";
+        m_out += "<rect x='" + detail::svgNum(x0) + "' y='" + detail::svgNum(y) + "' width='" + detail::svgNum(std::max(w, 0.5)) + "' height='" + detail::svgNum(h) +
+                 "' fill='" + hexColor(rgb) + "'" + (opacity < 1 ? " fill-opacity='" + detail::svgNum(opacity) + "'" : "") + "/>";
     }
 
     std::string& out() { return m_out; }
@@ -209,11 +205,11 @@ Picture findingTimelinePicture(const Trace& t, const AnalysisResult& a, const Fi
         if (iv.end <= lo || iv.start >= hi) continue;
         const double x0 = std::max(double(kHeader), p.x(iv.start)), x1 = std::min(double(o.width - 8), p.x(iv.end));
         const double w = std::max(1.0, x1 - x0);
-        s += "<rect x='" + num(x0) + "' y='" + std::to_string(kAxis) + "' width='" + num(w) + "' height='" +
+        s += "<rect x='" + detail::svgNum(x0) + "' y='" + std::to_string(kAxis) + "' width='" + detail::svgNum(w) + "' height='" +
              std::to_string(height - kAxis - 4) + "' fill='#e63228' fill-opacity='0.16' stroke='#d63031' "
              "stroke-opacity='0.8' stroke-dasharray='4 3'/>";
         if (!labelled && w > 60) {
-            s += "<text x='" + num(x0 + 4) + "' y='" + std::to_string(kAxis + 12) + "' fill='#b3261e' font-weight='bold'>" +
+            s += "<text x='" + detail::svgNum(x0 + 4) + "' y='" + std::to_string(kAxis + 12) + "' fill='#b3261e' font-weight='bold'>" +
                  escapeHtml(kind) + "</text>";
             labelled = true;
         }

@@ -2,6 +2,7 @@
 // selected with its range shaded on the timeline, follow evidence to the event's details,
 // select a range and read its statistics, switch ranks, pick a step, and get a clear banner
 // (never a crash) for files that cannot be read.
+#include "gzip_text.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -26,7 +27,6 @@
 #include <QTest>
 #include <QTextBrowser>
 
-#include <zlib.h>
 
 using namespace stallscope;
 using namespace stallscope::gui;
@@ -39,21 +39,6 @@ constexpr int64_t us = 1000;
 QString samplePath() {
     return QString::fromUtf8(std::getenv("STALLSCOPE_SOURCE_DIR")) +
            "/resources/samples/synthetic_training.pt.trace.json.gz";
-}
-
-std::string gzip(const std::string& text) {
-    uLongf n = compressBound(static_cast<uLong>(text.size())) + 32;
-    std::string out(n, '\0');
-    z_stream z{};
-    deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    z.avail_in = static_cast<uInt>(text.size());
-    z.next_out = reinterpret_cast<Bytef*>(out.data());
-    z.avail_out = static_cast<uInt>(out.size());
-    deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
-    deflateEnd(&z);
-    return out;
 }
 
 /// Kernels at 200..300 us and 600..900 us after 0.
@@ -242,8 +227,8 @@ private Q_SLOTS:
     void ranksOfAFolderCanBeSwitched() {
         QTemporaryDir dir;
         const std::string text = twoKernels();
-        test::writeFile(dir.filePath("host_a.123.pt.trace.json.gz").toStdString(), gzip(text));
-        test::writeFile(dir.filePath("host_b.456.pt.trace.json.gz").toStdString(), gzip(text));
+        test::writeFile(dir.filePath("host_a.123.pt.trace.json.gz").toStdString(), test::gzipText(text));
+        test::writeFile(dir.filePath("host_b.456.pt.trace.json.gz").toStdString(), test::gzipText(text));
         QString error;
         auto doc = LoadWorker::loadNow(dir.path(), {}, &error);
         QVERIFY2(doc, qPrintable(error));
@@ -262,7 +247,7 @@ private Q_SLOTS:
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("expect");
-        const std::string gz = gzip(twoKernels());
+        const std::string gz = test::gzipText(twoKernels());
         QTest::newRow("truncated gzip") << QByteArray::fromStdString(gz.substr(0, gz.size() / 2)) << "cut.pt.trace.json.gz"
                                         << "gzip";
         QTest::newRow("not a trace") << QByteArray("hello, world\n") << "notes.json" << "";

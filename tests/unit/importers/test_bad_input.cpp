@@ -1,32 +1,18 @@
 // The bad-input table: every input gets a clear error or a counted diagnostic, never a
 // crash, a hang or silent loss.
+#include "gzip_text.h"
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
 
 #include <QTemporaryDir>
 #include <QTest>
-#include <zlib.h>
 
 using namespace stallscope;
 using importers::ErrorKind;
 using model::DiagnosticKind;
 
 namespace {
-
-std::string gzipBytes(const std::string& in) {
-    z_stream zs{};
-    deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    zs.avail_in = static_cast<uInt>(in.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    deflate(&zs, Z_FINISH);
-    out.resize(zs.total_out);
-    deflateEnd(&zs);
-    return out;
-}
 
 std::string manyEvents(int n) {
     std::string s = "{\"traceEvents\": [\n";
@@ -81,7 +67,7 @@ void TestBadInput::table_data() {
                             << ErrorKind::UnknownFormat << d << QString(frag) << slices;
     };
     const std::string good = manyEvents(200);
-    const std::string gz = gzipBytes(good);
+    const std::string gz = test::gzipText(good);
 
     fail("empty file", "", ErrorKind::Empty, "empty");
     fail("one byte: not JSON", "x", ErrorKind::UnknownFormat, "not a trace");

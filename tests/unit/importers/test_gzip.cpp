@@ -1,5 +1,6 @@
 // gzip input: streaming inflate, multi-member streams, and reading events back through
 // the random-access index (no uncompressed text is kept).
+#include "gzip_text.h"
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
@@ -12,20 +13,6 @@ using namespace stallscope;
 using namespace stallscope::model;
 
 namespace {
-
-std::string gzipBytes(const std::string& in, int level = 6) {
-    z_stream zs{};
-    deflateInit2(&zs, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    std::string out(deflateBound(&zs, in.size()) + 64, '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    zs.avail_in = static_cast<uInt>(in.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    deflate(&zs, Z_FINISH);
-    out.resize(zs.total_out);
-    deflateEnd(&zs);
-    return out;
-}
 
 std::string bigTrace(int events) {
     std::string s = "{\"traceEvents\": [\n";
@@ -51,7 +38,7 @@ private Q_SLOTS:
         const auto plainPath = std::filesystem::path(dir.path().toStdString()) / "t.json";
         const auto gzPath = std::filesystem::path(dir.path().toStdString()) / "t.json.gz";
         test::writeFile(plainPath, text);
-        test::writeFile(gzPath, gzipBytes(text));
+        test::writeFile(gzPath, test::gzipText(text));
         auto plain = importers::importFile(plainPath);
         auto gz = importers::importFile(gzPath);
         QVERIFY(plain && gz);
@@ -83,7 +70,7 @@ private Q_SLOTS:
         const size_t cut = text.size() / 3 + 17;  // anywhere, even inside an event
         QTemporaryDir dir;
         const auto path = std::filesystem::path(dir.path().toStdString()) / "multi.json.gz";
-        test::writeFile(path, gzipBytes(text.substr(0, cut)) + gzipBytes(text.substr(cut), 1));
+        test::writeFile(path, test::gzipText(text.substr(0, cut)) + test::gzipText(text.substr(cut), 1));
         auto r = importers::importFile(path);
         QVERIFY2(r, r ? "" : r.error().message.c_str());
         QCOMPARE(r.value()->slices().size(), size_t(2000));
@@ -95,7 +82,7 @@ private Q_SLOTS:
     }
 
     void inMemoryGzip() {
-        auto r = importers::importBuffer(gzipBytes(bigTrace(100)));
+        auto r = importers::importBuffer(test::gzipText(bigTrace(100)));
         QVERIFY(r);
         QCOMPARE(r.value()->slices().size(), size_t(100));
     }

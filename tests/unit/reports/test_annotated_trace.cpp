@@ -1,6 +1,7 @@
 // The annotated trace (reports/annotated_trace.h): the original events plus a "Stallscope
 // findings" process, read back by our importer and by Python's json module; hostile names;
 // bare, unterminated, empty and baseTimeNanoseconds arrays; every real trace; atomic writes.
+#include "gzip_text.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -41,20 +42,6 @@ test::TraceText dataLoadingSteps(const std::string& kernelName = "k_compute") {
         t.launch(kernelName, b + 400, 5, b + 410, 600);
     }
     return t;
-}
-
-std::string gzipText(const std::string& text) {
-    z_stream zs{};
-    deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-    std::string out(deflateBound(&zs, static_cast<uLong>(text.size())) + 64, '\0');
-    zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-    zs.avail_in = static_cast<uInt>(text.size());
-    zs.next_out = reinterpret_cast<Bytef*>(out.data());
-    zs.avail_out = static_cast<uInt>(out.size());
-    deflate(&zs, Z_FINISH);
-    out.resize(zs.total_out);
-    deflateEnd(&zs);
-    return out;
 }
 
 /// The text of a file, inflated when it is gzip.
@@ -286,7 +273,7 @@ void TestAnnotatedTrace::gzipInAndOut() {
     const fs::path plain = dir.filePath("steps.json").toStdString(),
                    gz = dir.filePath("steps.json.gz").toStdString();
     test::writeFile(plain, text);
-    test::writeFile(gz, gzipText(text));
+    test::writeFile(gz, test::gzipText(text));
     const fs::path outPlain = dir.filePath("a.json").toStdString(),
                    outGz = dir.filePath("a.json.gz").toStdString();
     const fs::path outGz2 = dir.filePath("b.json.gz").toStdString();
