@@ -141,12 +141,6 @@ void enableCallbacks(Injection& inj) {
 
 } // namespace
 
-int64_t realtimeNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 bool calibrateClock(ClockMap& clock) {
     std::array<ClockSample, 7> samples{};
     for (ClockSample& s : samples) {

@@ -89,7 +89,6 @@ bool calibrateClock(ClockMap& clock);
 void collectRecords(const CompletedBuffer& buffer, std::vector<const CUpti_Activity*>& out);
 /// Frees what CUPTI hands over with some records (device names, overhead details).
 void releaseRecordMemory(const std::vector<const CUpti_Activity*>& records);
-int64_t realtimeNs();
 
 // injection_flush.cpp
 void startFlushThread(Injection& inj);

@@ -10,12 +10,6 @@ namespace stallscope::capture {
 
 namespace detail {
 
-int64_t realtimeNs() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 Emitter::Emitter(EnvelopeSink& sink, SocketWriter* socket, const FakeSourceOptions& o, FakeSourceResult& r,
                  const std::atomic<bool>* cancel)
     : m_sink(sink), m_socket(socket), m_o(o), m_r(r), m_cancel(cancel) {
@@ -186,7 +180,7 @@ FakeSourceResult FakeSource::run(EnvelopeSink& sink, SocketWriter* socket, const
         r.error = "cancelled before the recorder said START";
         return r;
     }
-    const int64_t start = m_options.startNs != 0 ? m_options.startNs : detail::realtimeNs();
+    const int64_t start = m_options.startNs != 0 ? m_options.startNs : realtimeNs();
     detail::playTrainingLoop(e, m_options, start, r);
     e.flush(true);
     e.sendBye();

@@ -47,6 +47,4 @@ private:
 /// Generates the steps into an Emitter.
 void playTrainingLoop(Emitter& e, const FakeSourceOptions& o, int64_t startNs, FakeSourceResult& r);
 
-int64_t realtimeNs();
-
 } // namespace stallscope::capture::detail

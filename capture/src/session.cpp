@@ -18,12 +18,6 @@ using detail::SourceState;
 
 namespace {
 
-int64_t realtimeNs() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_REALTIME, &ts);
-    return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 /// "python3" from "/usr/bin/python3 train.py".
 std::string processName(const std::string& commandLine) {
     std::string first = commandLine.substr(0, commandLine.find(' '));

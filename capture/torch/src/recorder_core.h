@@ -6,6 +6,7 @@
 // callback still uses it.
 #include "thread_buffer.h"
 
+#include "stallscope/capture/protocol.h"
 #include "stallscope/torch/torch_recorder.h"
 
 #include <cstdint>
@@ -26,8 +27,7 @@ struct ActiveGuard {
 /// The calling thread's buffer for `core` (registered on first use).
 ThreadBuffer* threadBuffer(RecorderCore& core);
 
-/// CLOCK_REALTIME in nanoseconds (the capture protocol's clock).
-int64_t realtimeNs();
+using capture::realtimeNs;  // the capture protocol's clock
 /// The OS thread id (gettid), cached per thread.
 int64_t osThreadId();
 

@@ -51,12 +51,6 @@ ActiveGuard::ActiveGuard() {
 
 ActiveGuard::~ActiveGuard() { g_inFlight.fetch_sub(1, std::memory_order_seq_cst); }
 
-int64_t realtimeNs() {
-    timespec ts{};
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 int64_t osThreadId() {
     thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
     return tid;

@@ -173,7 +173,7 @@ private Q_SLOTS:
         void* lib = dlopen(STALLSCOPE_CUPTI_INJECTION_PATH, RTLD_NOW | RTLD_LOCAL);
         QVERIFY2(lib != nullptr, dlerror());
         QVERIFY(dlsym(lib, "InitializeInjection") != nullptr);
-        QVERIFY(dlsym(lib, "_ZN10stallscope7capture5cupti10realtimeNsEv") == nullptr);
+        QVERIFY(dlsym(lib, "_ZN10stallscope7capture5cupti14calibrateClockERNS1_8ClockMapE") == nullptr);
         QVERIFY(dlsym(lib, "_ZN10stallscope7capture11StringTable2idESt17basic_string_"
                            "viewIcSt11char_traitsIcEE") == nullptr);
         QVERIFY2(!libcudaLoaded(),

@@ -6,6 +6,7 @@
 #include "stallscope_capture.pb.h"
 
 #include <cstdint>
+#include <ctime>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -16,6 +17,12 @@
 namespace stallscope::capture {
 
 inline constexpr uint32_t kProtocolVersion = 1;
+/// The protocol's clock, which every source stamps its records with: CLOCK_REALTIME in ns.
+inline int64_t realtimeNs() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_REALTIME, &ts);
+    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
 /// The recorder's socket path, given to the target in this environment variable.
 inline constexpr const char* kSocketEnv = "STALLSCOPE_CAPTURE_SOCKET";
 /// Largest accepted message; a length above it is a corrupt stream.
