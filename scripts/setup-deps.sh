@@ -10,6 +10,8 @@ PKGS=(
   libprotobuf-dev protobuf-compiler
   libsimdjson-dev libdeflate-dev zlib1g-dev
   poppler-utils
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  chromium
   libtorch-dev
 )
 
