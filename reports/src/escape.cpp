@@ -37,9 +37,9 @@ size_t longestBacktickRun(std::string_view s) {
     return best;
 }
 
-} // namespace
-
-std::string sanitizeUtf8(std::string_view s) {
+/// Valid UTF-8 with each invalid byte as U+FFFD; C0 controls (but \t \n \r) and DEL
+/// dropped when `dropControls`.
+std::string cleanUtf8(std::string_view s, bool dropControls) {
     std::string out;
     out.reserve(s.size());
     for (size_t i = 0; i < s.size();) {
@@ -50,7 +50,7 @@ std::string sanitizeUtf8(std::string_view s) {
             continue;
         }
         const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (n == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)) {
+        if (dropControls && n == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)) {
             ++i;
             continue;
         }
@@ -60,8 +60,50 @@ std::string sanitizeUtf8(std::string_view s) {
     return out;
 }
 
+} // namespace
+
+std::string sanitizeUtf8(std::string_view s) { return cleanUtf8(s, true); }
+
+std::string replaceInvalidUtf8(std::string_view s) { return cleanUtf8(s, false); }
+
+std::string closeBidi(std::string_view s) {
+    std::string out = sanitizeUtf8(s);
+    // UAX #9's directional status stack (X1-X8), kept by kind: 'E' an embedding or
+    // override, 'I' an isolate. A PDF pops an 'E' on top; a PDI pops up to and including
+    // the innermost 'I' and is ignored without one. A paragraph separator empties the stack,
+    // but whether a renderer sees one (HTML collapses line breaks outside <pre>) is not
+    // known here: both stacks are kept and both closed. Unmatched closers are ignored by the
+    // algorithm, so closing twice or closing balanced text changes nothing on screen.
+    std::string whole, paragraph;
+    const auto apply = [](std::string& open, unsigned char kind, bool opens) {
+        if (opens) open += static_cast<char>(kind);
+        else if (kind == 'E' && !open.empty() && open.back() == 'E') open.pop_back();
+        else if (kind == 'I' && open.find('I') != std::string::npos) open.resize(open.rfind('I'));
+    };
+    for (size_t i = 0; i < out.size(); ++i) {
+        const auto c = static_cast<unsigned char>(out[i]);
+        const auto b1 = i + 1 < out.size() ? static_cast<unsigned char>(out[i + 1]) : 0;
+        const auto b2 = i + 2 < out.size() ? static_cast<unsigned char>(out[i + 2]) : 0;
+        if (c == '\n' || c == '\r' || (c == 0xC2 && b1 == 0x85) || (c == 0xE2 && b1 == 0x80 && b2 == 0xA9)) {
+            paragraph.clear();  // LF, CR, NEL, U+2029
+        } else if (c == 0xE2 && b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) {  // LRE RLE PDF LRO RLO
+            apply(whole, 'E', b2 != 0xAC);
+            apply(paragraph, 'E', b2 != 0xAC);
+        } else if (c == 0xE2 && b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9) {  // LRI RLI FSI PDI
+            apply(whole, 'I', b2 != 0xA9);
+            apply(paragraph, 'I', b2 != 0xA9);
+        }
+    }
+    const auto close = [&](const std::string& open) {
+        for (auto it = open.rbegin(); it != open.rend(); ++it) out += *it == 'E' ? "\xE2\x80\xAC" : "\xE2\x81\xA9";
+    };
+    close(whole);
+    if (paragraph != whole) close(paragraph);
+    return out;
+}
+
 std::string escapeHtml(std::string_view s) {
-    const std::string clean = sanitizeUtf8(s);
+    const std::string clean = closeBidi(s);
     std::string out;
     out.reserve(clean.size() + clean.size() / 8);
     for (char c : clean) {
@@ -78,7 +120,7 @@ std::string escapeHtml(std::string_view s) {
 }
 
 std::string escapeMarkdown(std::string_view s, bool singleLine) {
-    const std::string clean = sanitizeUtf8(s);
+    const std::string clean = closeBidi(s);
     // Inline syntax anywhere; block markers only where a line starts: "#", "+", "-", "="
     // and the "." or ")" after leading digits ("12. item").
     static constexpr std::string_view kInline = "\\`*_[]<>|~&";
@@ -104,7 +146,7 @@ std::string escapeMarkdown(std::string_view s, bool singleLine) {
 }
 
 std::string markdownCodeSpan(std::string_view s) {
-    std::string clean = sanitizeUtf8(s);
+    std::string clean = closeBidi(s);
     for (char& c : clean)
         if (c == '\n' || c == '\r' || c == '\t') c = ' ';
     std::string body;

@@ -2,6 +2,7 @@
 // fix, statistics tables, notes. Format-neutral: the renderers decide how it looks.
 #include "report_common.h"
 
+#include "stallscope/reports/escape.h"
 #include "stallscope/reports/svg.h"
 #include "stallscope/reports/text_format.h"
 
@@ -219,7 +220,7 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
         if (!in.trace || !in.analysis) continue;
         std::string prefix;
         if (inputs.size() > 1) {
-            prefix = (in.label.empty() ? detail::fileName(in.path) : in.label) + ": ";
+            prefix = (in.label.empty() ? detail::fileName(in.path) : closeBidi(in.label)) + ": ";
             doc.blocks.push_back(Block{Block::Kind::Rule});
         }
         summary(doc, in, prefix);

@@ -79,7 +79,7 @@ std::string shortName(std::string_view name, size_t max) { return truncateUtf8(s
 
 std::string fileName(const std::string& path) {
     const std::string f = std::filesystem::path(path).filename().string();
-    return f.empty() ? path : f;
+    return closeBidi(f.empty() ? path : f);
 }
 
 std::string subtitle(const ReportInput& in, const ReportOptions& o) {
@@ -92,7 +92,7 @@ std::string subtitle(const ReportInput& in, const ReportOptions& o) {
         std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", &tm);
         when = buf;
     }
-    std::string s = in.path;
+    std::string s = closeBidi(in.path);
     if (in.trace) {
         s += " · " + in.trace->metadata().formatName + " · " + formatCount(in.trace->importStats().entries) + " events";
     }

@@ -11,8 +11,8 @@ std::string pct(double share);                                  // "33.1%"
 std::string svgNum(double v);                                   // "12.3": an SVG coordinate
 std::string anchor(std::string_view text);                      // "findings", "rank-0-summary"
 std::string shortName(std::string_view name, size_t max = 100); // sanitised, cut with "…"
-std::string fileName(const std::string& path);
-std::string subtitle(const ReportInput& in, const ReportOptions& o);
+std::string fileName(const std::string& path);                  // sanitised, bidi closed (closeBidi)
+std::string subtitle(const ReportInput& in, const ReportOptions& o);  // path · format · events · generated
 /// Prose from the analysis with `backticked` names turned into code spans.
 Text prose(std::string_view text, Style style = Style::Plain);
 /// Top kernels, CPU operators (by self time), copies and runtime calls.

@@ -1,6 +1,7 @@
 // Before → after comparisons and the regression gate (see report.h).
 #include "report_common.h"
 
+#include "stallscope/reports/escape.h"
 #include "stallscope/reports/text_format.h"
 
 #include <cmath>
@@ -110,7 +111,7 @@ void findingsDiff(ReportDocument& doc, const AnalysisResult& b, const AnalysisRe
 ReportDocument buildComparison(const ReportInput& before, const ReportInput& after, const ReportOptions& o) {
     ReportDocument doc;
     doc.title = "Stallscope comparison: " + detail::fileName(before.path) + " → " + detail::fileName(after.path);
-    doc.subtitle = "before: " + detail::subtitle(before, o) + " | after: " + after.path;
+    doc.subtitle = "before: " + detail::subtitle(before, o) + " | after: " + closeBidi(after.path);
     if (!before.analysis || !after.analysis) return doc;
     const AnalysisResult& b = *before.analysis;
     const AnalysisResult& a = *after.analysis;

@@ -3,6 +3,7 @@
 
 #include "stallscope/reports/annotated_trace.h"
 #include "stallscope/reports/atomic_file.h"
+#include "stallscope/reports/escape.h"
 
 #include "stallscope/analysis/analysis_json.h"
 
@@ -47,7 +48,8 @@ std::string renderJson(const std::vector<ReportInput>& inputs) {
     analysis::JsonWriter w;
     w.beginArray();
     for (const ReportInput& in : inputs)
-        if (in.trace && in.analysis) analysis::writeAnalysisJson(w, *in.trace, *in.analysis, in.path, in.rank);
+        if (in.trace && in.analysis)  // JSON strings are UTF-8: a path's bad bytes become U+FFFD
+            analysis::writeAnalysisJson(w, *in.trace, *in.analysis, replaceInvalidUtf8(in.path), in.rank);
     w.endArray();
     return w.str() + "\n";
 }

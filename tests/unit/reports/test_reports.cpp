@@ -161,6 +161,51 @@ private Q_SLOTS:
         QVERIFY(json.find("onerror") != std::string::npos);
     }
 
+    void bidiOverridesInNamesAreClosed() {
+        // Found in Chromium (tests/browser): a U+202E in a trace's file name reversed the
+        // report's own text after it in the subtitle and the comparison title.
+        const std::string rlo = "\xE2\x80\xAE", pdf = "\xE2\x80\xAC", rli = "\xE2\x81\xA7", pdi = "\xE2\x81\xA9";
+        QCOMPARE(closeBidi("a" + rlo + "b"), "a" + rlo + "b" + pdf);
+        QCOMPARE(closeBidi("a" + rlo + "b" + pdf + "c"), "a" + rlo + "b" + pdf + "c");  // balanced: unchanged
+        QCOMPARE(closeBidi(rli + rlo + "x" + pdi), rli + rlo + "x" + pdi);  // the PDI closes the override too
+        QCOMPARE(closeBidi(rlo + rli + "x"), rlo + rli + "x" + pdi + pdf);  // innermost first
+        QCOMPARE(closeBidi(pdf + pdi + "x"), pdf + pdi + "x");              // stray closers stay stray
+        QCOMPARE(closeBidi("plain µ text"), std::string("plain µ text"));
+        // Whether a line break ends the paragraph (and its embeddings) depends on the
+        // renderer: what is open either way is closed.
+        QCOMPARE(closeBidi(rli + "\n" + rlo + pdi), rli + "\n" + rlo + pdi + pdf);
+        QCOMPARE(escapeHtml("<" + rlo + ">"), "&lt;" + rlo + "&gt;" + pdf);
+        QCOMPARE(markdownCodeSpan(rlo + "x"), "`" + rlo + "x" + pdf + "`");
+        QCOMPARE(escapeMarkdown(rlo + "x"), rlo + "x" + pdf);
+
+        // In the reports: every name is closed before the report's own text goes on.
+        ReportInput in = hostileInput();
+        in.path = "/runs/x" + rlo + "lmth.json";
+        const std::string html = renderHtml(buildReport({in}));
+        QVERIFY(html.find("<h1>Stallscope report: x" + rlo + "lmth.json" + pdf + "</h1>") != std::string::npos);
+        QVERIFY(html.find("/runs/x" + rlo + "lmth.json" + pdf + " · ") != std::string::npos);  // subtitle
+        ReportInput after = in;
+        after.path = "y" + rlo + "2.json";
+        const std::string cmp = renderHtml(buildComparison(in, after));
+        QVERIFY(cmp.find("x" + rlo + "lmth.json" + pdf + " → y" + rlo + "2.json" + pdf + "</h1>") != std::string::npos);
+        QVERIFY(cmp.find(" | after: y" + rlo + "2.json" + pdf + "</p>") != std::string::npos);
+        ReportInput rank1 = in;
+        in.label = "rank 0 · a" + rlo;
+        rank1.label = "rank 1 · b" + rlo;
+        const std::string ranks = renderHtml(buildReport({in, rank1}));
+        QVERIFY(ranks.find("rank 1 · b" + rlo + pdf + ": Summary</h2>") != std::string::npos);
+    }
+
+    void jsonReportIsUtf8WhateverThePath() {
+        // Found by tests/browser: a file name with a 0xFF byte went into "path" as it was.
+        ReportInput in = hostileInput();
+        in.path = std::string("/runs/bad\xff\xfe.json");
+        const std::string json = renderJson({in});
+        QCOMPARE(replaceInvalidUtf8(json), json);
+        QVERIFY(json.find("\"path\": \"/runs/bad\xEF\xBF\xBD\xEF\xBF\xBD.json\"") != std::string::npos);
+        QCOMPARE(replaceInvalidUtf8(std::string("a\x01\xff", 3)), std::string("a\x01\xEF\xBF\xBD", 5));  // controls stay
+    }
+
     void dataLoadingReportExplainsTheStallWithAPictureAndTheFix() {
         STALLSCOPE_REQUIRE_SHARED_TRACES();
         const auto path = test::sharedTraces() / "kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
