@@ -169,6 +169,7 @@ void MainWindow::createToolBar() {
         m_timeline->setSearch(text);
         updateSearchLabel();
     });
+    connect(m_timeline, &TimelineView::searchFinished, this, [this] { updateSearchLabel(); });
     connect(m_search, &QLineEdit::returnPressed, this, [this] {
         m_timeline->nextMatch(true);
         updateSearchLabel();
@@ -184,6 +185,7 @@ void MainWindow::createToolBar() {
 void MainWindow::updateSearchLabel() {
     const size_t n = m_timeline->matchCount();
     if (m_search->text().trimmed().isEmpty()) m_searchCount->clear();
+    else if (m_timeline->searching()) m_searchCount->setText(tr("searching …"));
     else if (n == 0) m_searchCount->setText(tr("no matches"));
     else if (m_timeline->currentMatch() >= 0)
         m_searchCount->setText(tr("%1 of %2").arg(m_timeline->currentMatch() + 1).arg(QLocale().toString(qulonglong(n))));

@@ -182,8 +182,9 @@ private Q_SLOTS:
         auto* flame = w.findChild<FlamePanel*>();
         QVERIFY(flame);
         Q_EMIT flame->frameActivated(name);
-        QVERIFY(w.timeline()->matchCount() > 0);
-        QVERIFY(w.timeline()->state().selected.valid());
+        // The search runs off the GUI thread; the first match is selected when it is done.
+        QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->matchCount() > 0, 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->state().selected.valid(), 5000);
         QCOMPARE(t.slices().name[w.timeline()->state().selected.index()], name);
         // A statistics row's example event is selected and revealed.
         auto* stats = w.findChild<StatsPanel*>();

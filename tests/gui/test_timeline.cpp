@@ -258,8 +258,13 @@ private Q_SLOTS:
         Fixture f(smallTrace());
         const int64_t t0 = f.trace->slices().start[0];
         f.view->zoomTo(t0, t0 + 100 * us, 0);  // the view centre is before both kernels
-        QCOMPARE(f.view->setSearch("K_"), size_t(2));  // case-insensitive: k_conv, k_relu
+        // The search runs off the GUI thread; a next-match asked for meanwhile waits for it.
+        QSignalSpy done(f.view.get(), &TimelineView::searchFinished);
+        f.view->setSearch("K_");
         f.view->nextMatch(true);
+        QVERIFY(done.wait(5000));
+        QCOMPARE(done.at(0).at(0).value<size_t>(), size_t(2));  // case-insensitive: k_conv, k_relu
+        QCOMPARE(f.view->matchCount(), size_t(2));
         QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_conv"));
         f.view->nextMatch(true);
         QCOMPARE(f.view->state().selected, sliceNamed(*f.trace, "k_relu"));
@@ -270,7 +275,9 @@ private Q_SLOTS:
         // The view follows the selected match.
         const int64_t ks = f.trace->slices().start[sliceNamed(*f.trace, "k_relu").index()];
         QVERIFY(f.view->viewport().startNs <= ks && ks < f.view->viewport().endNs());
-        QCOMPARE(f.view->setSearch("no such op"), size_t(0));
+        f.view->setSearch("no such op");
+        QVERIFY(done.wait(5000));
+        QCOMPARE(f.view->matchCount(), size_t(0));
     }
 
     void counterRangeQueriesMatchBruteForce() {

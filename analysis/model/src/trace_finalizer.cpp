@@ -10,8 +10,6 @@ namespace stallscope::model {
 
 namespace {
 
-constexpr int64_t kMaxNs = INT64_MAX;
-
 int64_t addBase(int64_t ts, int64_t base) {
     int64_t r;
     if (__builtin_add_overflow(ts, base, &r)) return ts < 0 ? INT64_MIN : kMaxNs;

@@ -1,6 +1,7 @@
 #include "timeline_layout.h"
 
 #include "stallscope/analysis/gpu_metrics.h"
+#include "stallscope/model/time_math.h"
 
 #include <algorithm>
 #include <map>
@@ -34,7 +35,7 @@ const std::vector<uint32_t>& TimelineLayout::lane(TrackId track, int depth) cons
 
 size_t TimelineLayout::seek(TrackId track, int depth, size_t from, int64_t t) const {
     const auto& lane = this->lane(track, depth);
-    if (lane.empty()) return 0;
+    if (from >= lane.size()) return lane.size();
     const auto& smp = m_index->samples[track.index()][static_cast<size_t>(depth)];
     const auto& start = m_trace->slices().start;
     constexpr size_t K = TimelineIndex::kSample;
@@ -47,6 +48,25 @@ size_t TimelineLayout::seek(TrackId track, int depth, size_t from, int64_t t) co
         else hi = mid;
     }
     return lo;
+}
+
+size_t TimelineLayout::firstVisible(TrackId track, int depth, int64_t t) const {
+    const auto& lane = this->lane(track, depth);
+    if (lane.empty()) return 0;
+    const auto& me = m_index->maxEnds[track.index()][static_cast<size_t>(depth)];
+    const SliceTable& s = m_trace->slices();
+    constexpr size_t K = TimelineIndex::kSample;
+    // The first block whose running maximum end reaches t; the answer is inside it.
+    const size_t b = static_cast<size_t>(std::partition_point(me.begin(), me.end(), [t](int64_t v) { return v < t; }) -
+                                         me.begin());
+    if (b >= me.size()) return lane.size();
+    int64_t running = b ? me[b - 1] : kMinNs;
+    const size_t end = std::min(lane.size(), (b + 1) * K);
+    for (size_t p = b * K; p < end; ++p) {
+        running = std::max(running, satAdd(s.start[lane[p]], s.dur[lane[p]]));
+        if (running >= t) return p;
+    }
+    return end;
 }
 
 // ---------------------------------------------------------------- counters
@@ -106,6 +126,7 @@ void buildLanes(const Trace& t, TimelineIndex& x) {
     const SliceTable& s = t.slices();
     x.lanes.assign(t.tracks().size(), {});
     x.samples.reserve(t.tracks().size());
+    x.maxEnds.reserve(t.tracks().size());
     std::vector<size_t> counts;
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         const TrackInfo& tr = t.tracks()[ti];
@@ -117,8 +138,19 @@ void buildLanes(const Trace& t, TimelineIndex& x) {
         for (size_t d = 0; d < n; ++d) lanes[d].reserve(counts[d]);
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) lanes[std::min<size_t>(s.depth[i], n - 1)].push_back(i);
         auto& samples = x.samples.emplace_back(n);
-        for (size_t d = 0; d < n; ++d)
-            for (size_t k = 0; k < lanes[d].size(); k += TimelineIndex::kSample) samples[d].push_back(s.start[lanes[d][k]]);
+        auto& maxEnds = x.maxEnds.emplace_back(n);
+        for (size_t d = 0; d < n; ++d) {
+            const auto& lane = lanes[d];
+            constexpr size_t K = TimelineIndex::kSample;
+            samples[d].reserve((lane.size() + K - 1) / K);
+            maxEnds[d].reserve((lane.size() + K - 1) / K);
+            int64_t running = kMinNs;
+            for (size_t k = 0; k < lane.size(); ++k) {
+                if (k % K == 0) samples[d].push_back(s.start[lane[k]]);
+                running = std::max(running, satAdd(s.start[lane[k]], s.dur[lane[k]]));
+                if (k % K == K - 1 || k + 1 == lane.size()) maxEnds[d].push_back(running);
+            }
+        }
     }
 }
 

@@ -46,11 +46,13 @@ private:
 
 /// First index in [from, n) where `before(i)` is false, for a predicate true then false:
 /// gallops from `from` (1, 2, 4, ...) then bisects, so nearby answers cost O(log distance).
+/// Total for any predicate and any `from` (a predicate that is not monotone gets some
+/// index in [from, n], never a loop that does not end): each probe moves right.
 template <class Pred>
 size_t gallop(size_t from, size_t n, Pred before) {
     size_t lo = from, step = 1;
     while (lo < n && before(lo)) {
-        const size_t probe = std::min(n, lo + step);
+        const size_t probe = lo + std::min(step, n - lo);
         if (probe == n || !before(probe)) {
             size_t hi = probe;
             ++lo;
@@ -62,7 +64,7 @@ size_t gallop(size_t from, size_t n, Pred before) {
             return lo;
         }
         lo = probe;
-        step *= 2;
+        if (step < n) step *= 2;
     }
     return lo;
 }
@@ -73,6 +75,10 @@ struct TimelineIndex {
     using Lane = std::vector<uint32_t>;
     std::vector<std::vector<Lane>> lanes;                    // per track, per depth
     std::vector<std::vector<std::vector<int64_t>>> samples;  // start of every kSample-th lane slice
+    // Per lane, the largest end among its first (k+1)*kSample slices: where the visible
+    // part of a lane begins even when its slices overlap (a slice crossing its parent's
+    // end, the deepest lane holding every depth below it).
+    std::vector<std::vector<std::vector<int64_t>>> maxEnds;
     std::vector<CounterSeries> counters;
     static constexpr int kMaxLanes = 32;
     static constexpr size_t kSample = 64;
@@ -114,6 +120,8 @@ public:
     void setCollapsed(int group, bool collapsed);
 
     [[nodiscard]] const model::Trace* trace() const { return m_trace.get(); }
+    [[nodiscard]] const std::shared_ptr<const model::Trace>& sharedTrace() const { return m_trace; }
+    [[nodiscard]] const std::shared_ptr<const TimelineIndex>& index() const { return m_index; }
     [[nodiscard]] const analysis::AnalysisResult* analysis() const { return m_analysis.get(); }
     [[nodiscard]] const std::vector<TimelineRow>& rows() const { return m_rows; }
     [[nodiscard]] const std::vector<TimelineGroup>& groups() const { return m_groups; }
@@ -124,7 +132,11 @@ public:
     /// The first position >= `from` in that lane whose slice starts at or after `t`. Gallops
     /// over the lane's compact start samples, then bisects one block: a few cache misses
     /// however far `t` is (a binary search over the slice table misses at every probe).
+    /// Total: for any `from` and `t` the answer is in [min(from, n), n] (n = lane size).
     [[nodiscard]] size_t seek(model::TrackId track, int depth, size_t from, int64_t t) const;
+    /// The first position in that lane whose slice, or one before it, ends at or after `t`:
+    /// everything before it ends before `t`. O(log n + kSample) with overlapping slices too.
+    [[nodiscard]] size_t firstVisible(model::TrackId track, int depth, int64_t t) const;
     /// Row index at content y (after relayout), or -1.
     [[nodiscard]] int rowAt(int y) const;
     /// First visible row of `track`, or -1.

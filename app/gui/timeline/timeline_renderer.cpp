@@ -1,7 +1,11 @@
 #include "timeline_renderer.h"
 
 #include "../theme.h"
+#include "lane_walk.h"
+#include "timeline_search.h"
 
+#include "stallscope/model/loop_guard.h"
+#include "stallscope/model/time_math.h"
 #include "stallscope/reports/text_format.h"
 
 #include <QFontMetrics>
@@ -18,7 +22,6 @@ using namespace model;
 
 namespace {
 
-constexpr double kMinSliceWidth = 2.0;  // narrower slices are merged into runs
 constexpr int kLane = TimelineLayout::kLaneHeight;
 
 inline uint32_t nameHash(StringId id) { return id.value * 2654435761u; }
@@ -87,74 +90,37 @@ void TimelineRenderer::paintLane(QPainter& p, const TimelineLayout& layout, cons
     if (lane.empty()) return;
     ++m_stats.lanesVisited;
     const Theme& th = Theme::current();
-    const int64_t t0 = vp.startNs, t1 = vp.endNs();
-    auto endOf = [&sl](uint32_t i) { return sl.start[i] + sl.dur[i]; };
-    // Slices of one depth do not overlap, so their ends increase with their starts.
-    size_t i = static_cast<size_t>(
-        std::partition_point(lane.begin(), lane.end(), [&](uint32_t idx) { return endOf(idx) <= t0; }) - lane.begin());
+    const TimelineSearchResult* search = s.search.get();
     const QFontMetrics fm(p.font());
     const int h = kLane - 2;
-    while (i < lane.size() && sl.start[lane[i]] < t1) {
-        const uint32_t idx = lane[i];
-        const double x0 = vp.xOf(sl.start[idx]);
-        const double x1 = vp.xOf(endOf(idx));
-        const bool match = !s.searchMatch.empty() && sl.name[idx].index() < s.searchMatch.size() &&
-                           s.searchMatch[sl.name[idx].index()];
-        if (x1 - x0 >= kMinSliceWidth) {
-            const QRectF r(std::max(x0, double(TimelineViewport::kHeaderWidth) - 2), y,
-                           std::min(x1, double(vp.width) + 2) - std::max(x0, double(TimelineViewport::kHeaderWidth) - 2), h);
+    walkLane(layout, track, depth, vp, [&](const LaneItem& item) {
+        const uint32_t idx = lane[item.first];
+        if (!item.merged) {
+            const QRectF r(item.x0, y, item.x1 - item.x0, h);
             p.fillRect(r, sliceColor(t, SliceId(idx)));
-            if (match) {
+            if (search && search->matches(sl.name[idx])) {
                 p.setPen(QPen(th.searchMatch, 2));
                 p.drawRect(r.adjusted(1, 1, -1, -1));
             }
             if (r.width() > 36) {
-                const QString name = QString::fromUtf8(t.str(sl.name[idx]).data(),
-                                                       static_cast<int>(std::min<size_t>(t.str(sl.name[idx]).size(), 300)));
+                const std::string_view name = t.str(sl.name[idx]);
+                const QString text = QString::fromUtf8(name.data(), static_cast<qsizetype>(std::min<size_t>(name.size(), 300)));
                 p.setPen(th.dark ? QColor(240, 240, 240) : QColor(20, 20, 24));
                 p.drawText(r.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                           fm.elidedText(name, Qt::ElideRight, static_cast<int>(r.width()) - 7));
+                           fm.elidedText(text, Qt::ElideRight, static_cast<int>(r.width()) - 7));
                 ++m_stats.labels;
             }
             ++m_stats.slicesDrawn;
-            ++i;
-            continue;
-        }
-        // A run of narrow slices: jump ahead by binary search to the first slice that starts
-        // after the run's last pixel, extending the run while slices stay adjacent.
-        double runStart = std::floor(x0);
-        double runEnd = std::max(std::ceil(x1), runStart + 1);
-        size_t j = i + 1;
-        bool anyMatch = match;
-        while (j < lane.size()) {
-            const int64_t tEnd = vp.nsAt(runEnd + 1);
-            const size_t k = layout.seek(track, depth, j, tEnd);
-            if (!s.searchMatch.empty())
-                for (size_t m = j; m < k && !anyMatch; ++m)
-                    anyMatch = sl.name[lane[m]].index() < s.searchMatch.size() && s.searchMatch[sl.name[lane[m]].index()];
-            if (k > j) {
-                // Only the last of them can be wide (slices of a lane do not overlap); a wide
-                // slice ends the run and is painted on its own, with its label.
-                const uint32_t last = lane[k - 1];
-                if (vp.xOf(endOf(last)) - vp.xOf(sl.start[last]) >= kMinSliceWidth) {
-                    if (k - 1 > j) runEnd = std::max(runEnd, std::ceil(vp.xOf(endOf(lane[k - 2]))));
-                    j = k - 1;
-                    break;
-                }
-                runEnd = std::max(runEnd, std::ceil(vp.xOf(endOf(last))));
-            }
-            j = k;
-            if (k >= lane.size()) break;
-            const double nx0 = vp.xOf(sl.start[lane[k]]), nx1 = vp.xOf(endOf(lane[k]));
-            if (nx0 > runEnd + 1 || nx1 - nx0 >= kMinSliceWidth) break;
+            return;
         }
         QColor c = th.eventColor(sl.kind[idx], nameHash(sl.name[idx]));
         c = th.dark ? c.lighter(115) : c.darker(112);
-        p.fillRect(QRectF(runStart, y, runEnd - runStart, h), c);
-        if (anyMatch) p.fillRect(QRectF(runStart, y + h - 3, runEnd - runStart, 3), th.searchMatch);
+        const QRectF r(item.x0, y, item.x1 - item.x0, h);
+        p.fillRect(r, c);
+        if (search && search->anyIn(track, depth, item.first, item.last))
+            p.fillRect(QRectF(r.left(), y + h - 3, r.width(), 3), th.searchMatch);
         ++m_stats.mergedBlocks;
-        i = j;
-    }
+    });
 }
 
 void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h) {
@@ -353,19 +319,29 @@ void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout, con
     // Ticks.
     p.save();
     p.setClipRect(QRect(W, 0, vp.contentWidth(), TimelineViewport::kTopHeight));
-    const int64_t step = tickStep(vp.nsPerPx, 90);
+    const int64_t step = std::max<int64_t>(1, tickStep(vp.nsPerPx, 90));
     const int64_t origin = s.timeOrigin;
-    int64_t first = vp.startNs - origin;
-    first = (first >= 0 ? first / step : (first - step + 1) / step) * step;
+    const int64_t fromOrigin = satSub(vp.startNs, origin);
+    int64_t q = fromOrigin / step;  // floor division, without overflow at INT64_MIN
+    if (fromOrigin % step < 0 && q > kMinNs / step) --q;
+    const int64_t first = q * step;
     p.setPen(th.mutedText);
-    for (int64_t rel = first; origin + rel < vp.endNs(); rel += step) {
-        const double x = vp.xOf(origin + rel);
+    // Ticks are counted, not walked to a time: at the ends of int64 `rel += step` would wrap.
+    const int ticks = static_cast<int>(std::min(double(vp.contentWidth()) * vp.nsPerPx / double(step), 4000.0)) + 2;
+    int64_t rel = first;
+    for (int k = 0; k < ticks; ++k) {
+        const int64_t at = satAdd(origin, rel);
+        if (at >= vp.endNs()) break;
+        const double x = vp.xOf(at);
         p.drawLine(QPointF(x, RH - 7), QPointF(x, RH));
         if (x >= W) p.drawText(QRectF(x + 3, 2, 120, RH - 6), Qt::AlignLeft | Qt::AlignVCenter, formatTime(rel, step));
-        for (int k = 1; k < 5; ++k) {
-            const double xm = vp.xOf(origin + rel + step * k / 5);
+        for (int m = 1; m < 5; ++m) {
+            const double xm = vp.xOf(satAdd(at, step / 5 * m));
             p.drawLine(QPointF(xm, RH - 3), QPointF(xm, RH));
         }
+        const int64_t next = satAdd(rel, step);
+        if (!STALLSCOPE_ADVANCED(rel, next)) break;
+        rel = next;
     }
     // Steps band.
     if (const analysis::AnalysisResult* a = layout.analysis()) {
@@ -404,7 +380,7 @@ QRectF TimelineRenderer::sliceRect(const TimelineLayout& layout, const TimelineV
     if (!r.visible || r.height == 0) return {};
     const int lane = std::min<int>(sl.depth[slice.index()], r.lanes - 1);
     const double x0 = vp.xOf(sl.start[slice.index()]);
-    const double x1 = std::max(x0 + 2, vp.xOf(sl.start[slice.index()] + sl.dur[slice.index()]));
+    const double x1 = std::max(x0 + 2, vp.xOf(satAdd(sl.start[slice.index()], sl.dur[slice.index()])));
     return QRectF(x0, vp.yOf(r.y) + 2 + lane * kLane, x1 - x0, kLane - 2);
 }
 
@@ -420,14 +396,14 @@ SliceId TimelineRenderer::hitTest(const TimelineLayout& layout, const TimelineVi
     const SliceTable& sl = layout.trace()->slices();
     const std::vector<uint32_t>& ln = layout.lane(r.track, lane);
     const int64_t t = vp.nsAt(x);
-    const int64_t tol = static_cast<int64_t>(3 * vp.nsPerPx);
+    const int64_t tol = nsFromDouble(3 * vp.nsPerPx);
     auto it = std::upper_bound(ln.begin(), ln.end(), t, [&sl](int64_t v, uint32_t i) { return v < sl.start[i]; });
     SliceId best;
-    int64_t bestDist = tol + 1;
+    int64_t bestDist = satAdd(tol, 1);
     for (auto c : {it, it == ln.begin() ? it : std::prev(it)}) {
         if (c == ln.end()) continue;
-        const int64_t s0 = sl.start[*c], s1 = s0 + sl.dur[*c];
-        const int64_t dist = t < s0 ? s0 - t : t > s1 ? t - s1 : 0;
+        const int64_t s0 = sl.start[*c], s1 = satAdd(s0, sl.dur[*c]);
+        const int64_t dist = t < s0 ? satSub(s0, t) : t > s1 ? satSub(t, s1) : 0;
         if (dist < bestDist) best = SliceId(*c), bestDist = dist;
     }
     return best;

@@ -3,6 +3,8 @@
 // merges runs of slices narrower than two pixels into one block by searching ahead, so a
 // frame costs O(pixels x log n) whatever the zoom (never a walk over the whole trace).
 #include "timeline_layout.h"
+#include "timeline_search.h"
+#include "timeline_viewport.h"
 
 #include <QColor>
 #include <QRectF>
@@ -14,25 +16,6 @@ class QPainter;
 
 namespace stallscope::gui {
 
-struct TimelineViewport {
-    static constexpr int kHeaderWidth = 240;
-    static constexpr int kRulerHeight = 24;
-    static constexpr int kStepBandHeight = 16;
-    static constexpr int kTopHeight = kRulerHeight + kStepBandHeight;
-
-    int64_t startNs = 0;
-    double nsPerPx = 1000;
-    int width = 1200, height = 800;  // whole widget
-    int scrollY = 0;                 // content offset of the row area
-
-    [[nodiscard]] double xOf(int64_t ns) const { return kHeaderWidth + double(ns - startNs) / nsPerPx; }
-    [[nodiscard]] int64_t nsAt(double x) const { return startNs + static_cast<int64_t>((x - kHeaderWidth) * nsPerPx); }
-    [[nodiscard]] int64_t endNs() const { return nsAt(width); }
-    [[nodiscard]] int contentWidth() const { return std::max(1, width - kHeaderWidth); }
-    /// Widget y of content y.
-    [[nodiscard]] int yOf(int contentY) const { return kTopHeight + contentY - scrollY; }
-};
-
 struct TimelineState {
     model::SliceId selected;
     bool hasRange = false;
@@ -40,7 +23,7 @@ struct TimelineState {
     std::vector<analysis::Interval> shaded;  // the selected finding's ranges
     std::vector<int> shadedRows;             // rows they concern (empty = all)
     QString shadeLabel;
-    std::vector<uint8_t> searchMatch;        // by StringId: 1 when the name matches the search
+    std::shared_ptr<const TimelineSearchResult> search;  // the search's matches, or null
     int64_t timeOrigin = 0;                  // ruler labels are relative to this
 };
 

@@ -4,6 +4,8 @@
 
 #include "../theme.h"
 
+#include "stallscope/model/time_math.h"
+
 #include <QKeyEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -15,9 +17,6 @@
 namespace stallscope::gui {
 
 using namespace model;
-
-namespace {
-} // namespace
 
 TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
     setFocusPolicy(Qt::StrongFocus);
@@ -35,7 +34,8 @@ void TimelineView::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<c
                            std::shared_ptr<const TimelineIndex> index) {
     m_layout.build(std::move(trace), std::move(analysis), std::move(index));
     m_state = {};
-    m_matches.clear();
+    m_searchJob.cancel();
+    m_pendingMatch = PendingMatch::None;
     m_matchIndex = -1;
     m_vp.scrollY = 0;
     if (m_layout.analysis()) m_state.timeOrigin = m_layout.analysis()->window.startNs;
@@ -56,7 +56,9 @@ void TimelineView::setLiveData(std::shared_ptr<const Trace> trace, std::shared_p
         if (std::find(collapsed.begin(), collapsed.end(), m_layout.groups()[gi].label) != collapsed.end())
             m_layout.setCollapsed(int(gi), true);
     m_state.selected = {};  // slice ids are not stable across snapshots
-    m_matches.clear();
+    m_state.search.reset();
+    m_searchJob.cancel();
+    m_pendingMatch = PendingMatch::None;
     m_matchIndex = -1;
     if (first && m_layout.trace()) m_state.timeOrigin = m_layout.trace()->startNs();
     if (following) {
@@ -98,34 +100,39 @@ void TimelineView::paintEvent(QPaintEvent*) {
 }
 
 void TimelineView::clampView() {
-    const int64_t span = std::max<int64_t>(1, m_layout.endNs() - m_layout.startNs());
-    m_vp.nsPerPx = std::clamp(m_vp.nsPerPx, 0.01, double(span) * 4 / m_vp.contentWidth() + 1);
-    const int64_t visible = static_cast<int64_t>(m_vp.nsPerPx * m_vp.contentWidth());
-    m_vp.startNs = std::clamp(m_vp.startNs, m_layout.startNs() - visible / 2, m_layout.endNs() - visible / 2);
+    // Any zoom from 0.01 ns/px to four times the trace; any start that keeps half a screen
+    // of the trace in view. Saturating: a trace may span all of int64.
+    const double span = std::max(1.0, nsDiff(m_layout.endNs(), m_layout.startNs()));
+    const double maxScale = span * 4 / m_vp.contentWidth() + 1;
+    m_vp.nsPerPx = std::isfinite(m_vp.nsPerPx) ? std::clamp(m_vp.nsPerPx, TimelineViewport::kMinNsPerPx, maxScale) : maxScale;
+    const int64_t half = nsFromDouble(m_vp.nsPerPx * m_vp.contentWidth() / 2);
+    const int64_t lo = satSub(m_layout.startNs(), half), hi = satSub(m_layout.endNs(), half);
+    m_vp.startNs = std::clamp(m_vp.startNs, lo, std::max(lo, hi));
 }
 
 void TimelineView::zoomTo(int64_t lo, int64_t hi, double margin) {
-    if (hi <= lo) hi = lo + 1000;
-    const double span = double(hi - lo);
-    m_vp.nsPerPx = std::max(0.01, span * (1 + 2 * margin) / m_vp.contentWidth());
-    m_vp.startNs = lo - static_cast<int64_t>(span * margin);
+    if (hi <= lo) hi = satAdd(lo, 1000);
+    const double span = nsDiff(hi, lo);
+    m_vp.nsPerPx = std::max(TimelineViewport::kMinNsPerPx, span * (1 + 2 * margin) / m_vp.contentWidth());
+    m_vp.startNs = satSub(lo, nsFromDouble(span * margin));
     clampView();
     update();
     Q_EMIT viewChanged();
 }
 
 void TimelineView::zoomBy(double factor, double x) {
+    if (!(factor > 0) || !std::isfinite(factor)) return;
     x = std::clamp(x, double(TimelineViewport::kHeaderWidth), double(m_vp.width));
     const int64_t anchor = m_vp.nsAt(x);
-    m_vp.nsPerPx = std::max(0.01, m_vp.nsPerPx * factor);
-    m_vp.startNs = anchor - static_cast<int64_t>((x - TimelineViewport::kHeaderWidth) * m_vp.nsPerPx);
+    m_vp.nsPerPx = std::max(TimelineViewport::kMinNsPerPx, m_vp.nsPerPx * factor);
+    m_vp.startNs = satSub(anchor, nsFromDouble((x - TimelineViewport::kHeaderWidth) * m_vp.nsPerPx));
     clampView();
     update();
     Q_EMIT viewChanged();
 }
 
 void TimelineView::panByPixels(double px) {
-    m_vp.startNs += static_cast<int64_t>(px * m_vp.nsPerPx);
+    m_vp.startNs = satAdd(m_vp.startNs, nsFromDouble(px * m_vp.nsPerPx));
     clampView();
     update();
     Q_EMIT viewChanged();
@@ -141,7 +148,7 @@ void TimelineView::fitAll() {
 void TimelineView::fitSelection() {
     if (m_state.selected.valid()) {
         const SliceTable& s = m_layout.trace()->slices();
-        zoomTo(s.start[m_state.selected.index()], s.start[m_state.selected.index()] + s.dur[m_state.selected.index()], 0.1);
+        zoomTo(s.start[m_state.selected.index()], s.end(m_state.selected.index()), 0.1);
     } else if (m_state.hasRange) {
         zoomTo(m_state.rangeStart, m_state.rangeEnd, 0.02);
     } else if (!m_state.shaded.empty()) {
@@ -171,9 +178,9 @@ void TimelineView::selectSlice(SliceId slice, bool reveal) {
             }
             scrollToRow(row);
         }
-        const int64_t a = s.start[slice.index()], b = a + s.dur[slice.index()];
-        if (a < m_vp.startNs || b > m_vp.endNs() || double(b - a) / m_vp.nsPerPx < 4)
-            zoomTo(a, std::max(b, a + 1000), std::max(0.1, 2.0));
+        const int64_t a = s.start[slice.index()], b = s.end(slice.index());
+        if (a < m_vp.startNs || b > m_vp.endNs() || nsDiff(b, a) / m_vp.nsPerPx < 4)
+            zoomTo(a, std::max(b, satAdd(a, 1000)), std::max(0.1, 2.0));
     }
     update();
     Q_EMIT sliceSelected(slice);
@@ -221,51 +228,54 @@ void TimelineView::toggleGroup(int group) {
     update();
 }
 
-size_t TimelineView::setSearch(const QString& text) {
-    m_matches.clear();
+void TimelineView::setSearch(const QString& text) {
     m_matchIndex = -1;
-    m_state.searchMatch.clear();
+    m_state.search.reset();
+    m_searchJob.cancel();
     const Trace* t = m_layout.trace();
     if (!t || text.trimmed().isEmpty()) {
+        m_pendingMatch = PendingMatch::None;
         update();
-        return 0;
-    }
-    const std::string needle = text.trimmed().toLower().toStdString();
-    const StringPool& pool = t->strings();
-    m_state.searchMatch.assign(pool.size(), 0);
-    bool any = false;
-    for (uint32_t i = 1; i < pool.size(); ++i) {
-        const std::string_view s = pool.view(StringId(i));
-        auto it = std::search(s.begin(), s.end(), needle.begin(), needle.end(), [](char a, char b) {
-            return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
-        });
-        if (it != s.end()) m_state.searchMatch[i] = 1, any = true;
-    }
-    if (any) {
-        const SliceTable& sl = t->slices();
-        for (uint32_t i = 0; i < sl.size(); ++i)
-            if (m_state.searchMatch[sl.name[i].index()]) m_matches.push_back(i);
-        std::sort(m_matches.begin(), m_matches.end(), [&sl](uint32_t a, uint32_t b) { return sl.start[a] < sl.start[b]; });
+        Q_EMIT searchFinished(0);
+        return;
     }
     update();
-    return m_matches.size();
+    auto trace = m_layout.sharedTrace();
+    auto index = m_layout.index();
+    m_searchJob.start(
+        [trace, index, needle = text.toStdString()](const std::atomic<bool>& cancel) {
+            return searchTimeline(*trace, *index, needle, &cancel);
+        },
+        [this](std::shared_ptr<const TimelineSearchResult> result) {
+            if (!result) return;  // cancelled
+            m_state.search = std::move(result);
+            update();
+            const PendingMatch pending = std::exchange(m_pendingMatch, PendingMatch::None);
+            if (pending != PendingMatch::None) nextMatch(pending == PendingMatch::Next);
+            Q_EMIT searchFinished(matchCount());
+        });
 }
 
 void TimelineView::nextMatch(bool forward) {
-    if (m_matches.empty()) return;
+    if (m_searchJob.busy()) {
+        m_pendingMatch = forward ? PendingMatch::Next : PendingMatch::Previous;
+        return;
+    }
+    if (!m_state.search || m_state.search->slices.empty()) return;
+    const std::vector<uint32_t>& matches = m_state.search->slices;
     const SliceTable& sl = m_layout.trace()->slices();
     if (m_matchIndex < 0) {
         const int64_t from = m_state.selected.valid() ? sl.start[m_state.selected.index()] : m_vp.nsAt(m_vp.width / 2.0);
-        auto it = std::lower_bound(m_matches.begin(), m_matches.end(), from,
+        auto it = std::lower_bound(matches.begin(), matches.end(), from,
                                    [&sl](uint32_t i, int64_t v) { return sl.start[i] < v; });
-        m_matchIndex = static_cast<int>(it - m_matches.begin());
+        m_matchIndex = static_cast<int>(it - matches.begin());
         if (!forward) --m_matchIndex;
     } else {
         m_matchIndex += forward ? 1 : -1;
     }
-    const int n = static_cast<int>(m_matches.size());
+    const int n = static_cast<int>(matches.size());
     m_matchIndex = ((m_matchIndex % n) + n) % n;
-    selectSlice(SliceId(m_matches[static_cast<size_t>(m_matchIndex)]), true);
+    selectSlice(SliceId(matches[static_cast<size_t>(m_matchIndex)]), true);
 }
 
 double TimelineView::anchorX() const {
@@ -311,7 +321,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* e) {
     const QPoint pos = e->position().toPoint();
     if (m_drag == Drag::Pending && (pos - m_pressPos).manhattanLength() > 4) m_drag = Drag::Pan;
     if (m_drag == Drag::Pan) {
-        m_vp.startNs = m_pressStartNs - static_cast<int64_t>((pos.x() - m_pressPos.x()) * m_vp.nsPerPx);
+        m_vp.startNs = satSub(m_pressStartNs, nsFromDouble((pos.x() - m_pressPos.x()) * m_vp.nsPerPx));
         clampView();
         m_vscroll->setValue(m_pressScrollY - (pos.y() - m_pressPos.y()));
         update();
@@ -337,7 +347,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
             selectSlice(TimelineRenderer::hitTest(m_layout, m_vp, pos.x(), pos.y()), false);
         }
     } else if (m_drag == Drag::Range) {
-        if (m_state.rangeEnd - m_state.rangeStart > static_cast<int64_t>(2 * m_vp.nsPerPx))
+        if (nsDiff(m_state.rangeEnd, m_state.rangeStart) > 2 * m_vp.nsPerPx)
             setRange(m_state.rangeStart, m_state.rangeEnd);
         else {
             m_state.hasRange = false;

@@ -5,6 +5,8 @@
 #include "timeline_layout.h"
 #include "timeline_renderer.h"
 
+#include "../background_job.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -44,17 +46,22 @@ public:
     void showFinding(const analysis::Finding* finding);
     void toggleGroup(int group);
 
-    /// Case-insensitive substring search over event names; returns the number of matches.
-    size_t setSearch(const QString& text);
-    /// Selects the next/previous match after/before the current selection or view centre.
+    /// Case-insensitive substring search over event names, run off the GUI thread:
+    /// searchFinished(count) says when the matches are known (at once for an empty text).
+    void setSearch(const QString& text);
+    /// True while a search runs.
+    [[nodiscard]] bool searching() const { return m_searchJob.busy(); }
+    /// Selects the next/previous match after/before the current selection or view centre;
+    /// while a search runs, once its matches are known.
     void nextMatch(bool forward);
-    [[nodiscard]] size_t matchCount() const { return m_matches.size(); }
+    [[nodiscard]] size_t matchCount() const { return m_state.search ? m_state.search->slices.size() : 0; }
     [[nodiscard]] int currentMatch() const { return m_matchIndex; }
 
 Q_SIGNALS:
     void sliceSelected(stallscope::model::SliceId slice);
     void rangeSelected(int64_t start, int64_t end);
     void viewChanged();
+    void searchFinished(size_t matches);
 
 protected:
     void paintEvent(QPaintEvent* e) override;
@@ -81,8 +88,9 @@ private:
     int64_t m_pressStartNs = 0;
     int m_pressScrollY = 0;
     int64_t m_rangeAnchor = 0;
-    std::vector<uint32_t> m_matches;  // matching slices by start
     int m_matchIndex = -1;
+    LatestJob<std::shared_ptr<const TimelineSearchResult>> m_searchJob{this};
+    enum class PendingMatch { None, Next, Previous } m_pendingMatch = PendingMatch::None;
 };
 
 } // namespace stallscope::gui

@@ -3,6 +3,7 @@
 // each track's slices contiguous and sorted by (start asc, duration desc), int64 ns,
 // interned strings, strong ids, raw args read back on demand through an EventSource.
 // Built by TraceBuilder; shared with views as std::shared_ptr<const Trace>.
+#include "stallscope/model/time_math.h"
 #include "stallscope/model/diagnostics.h"
 #include "stallscope/model/event_kind.h"
 #include "stallscope/model/event_source.h"
@@ -83,7 +84,7 @@ struct SliceTable {
     void resize(size_t n);
     void clear() { resize(0); }
     [[nodiscard]] size_t memoryBytes() const;
-    [[nodiscard]] int64_t end(size_t i) const { return start[i] + dur[i]; }
+    [[nodiscard]] int64_t end(size_t i) const { return satAdd(start[i], dur[i]); }
 };
 
 /// The per-slice `extra` word: bytes for copies and memsets, occupancy figures for

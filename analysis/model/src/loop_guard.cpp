@@ -1,0 +1,26 @@
+#include "stallscope/model/loop_guard.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace stallscope::model {
+
+namespace {
+std::atomic<uint64_t> g_stalls{0};
+} // namespace
+
+uint64_t loopStallCount() { return g_stalls.load(std::memory_order_relaxed); }
+
+bool loopStalled(const char* file, int line) {
+    g_stalls.fetch_add(1, std::memory_order_relaxed);
+#ifndef NDEBUG
+    std::fprintf(stderr, "stallscope: a loop did not advance at %s:%d\n", file, line);
+    std::abort();
+#else
+    (void)file;
+    (void)line;
+    return false;
+#endif
+}
+
+} // namespace stallscope::model
