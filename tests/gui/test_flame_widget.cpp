@@ -62,6 +62,9 @@ QPoint centre(const QRectF& r) {
 
 } // namespace
 
+/// Waits for the graph the panel was last asked for (built off the GUI thread).
+bool built(const FlamePanel& panel) { return QTest::qWaitFor([&] { return !panel.building(); }, 10000); }
+
 class TestFlameWidget : public QObject {
     Q_OBJECT
     std::shared_ptr<const model::Trace> m_trace;
@@ -230,15 +233,20 @@ private Q_SLOTS:
         QVERIFY(QTest::qWaitForWindowExposed(&panel));
         auto analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*m_trace));
         panel.setData(m_trace, analysis);
+        QVERIFY(panel.building());  // folded on the pool, not on the GUI thread
+        QVERIFY(panel.infoText().startsWith(QStringLiteral("Building")));
+        QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_cpu.totalNs);
         QCOMPARE(panel.graphWidget()->graph().startNs, analysis->window.startNs);
         panel.setMode(FlameMode::GpuTime);
+        QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().mode, FlameMode::GpuTime);
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_gpu.totalNs);
         QVERIFY2(panel.infoText().contains(QStringLiteral("GPU time 450.0 \u00b5s")),
                  qPrintable(panel.infoText()));
         const int64_t t0 = m_trace->startNs();
         panel.setRange(t0 + 100'000, t0 + 750'000);
+        QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(150'000));
         QVERIFY(panel.infoText().startsWith(QStringLiteral("Selection")));
         QTest::keyClicks(panel.searchField(), QStringLiteral("relu"));
@@ -260,6 +268,7 @@ private Q_SLOTS:
                      QStringLiteral("relu_kernel   total 50.00 \u00b5s (33.3 %)")),
                  qPrintable(panel.statusText()));
         panel.clearRange();
+        QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_gpu.totalNs);
         QCOMPARE(panel.graphWidget()->searchText(), QStringLiteral("relu"));
         QSignalSpy spy(&panel, &FlamePanel::frameActivated);
@@ -285,12 +294,15 @@ private Q_SLOTS:
         panel.resize(1000, 400);
         panel.show();
         panel.setData(trace, analysis);
+        QVERIFY(built(panel));
         QVERIFY(!panel.devicePicker()->isVisible());  // CPU mode: no device to pick
         panel.setMode(FlameMode::GpuTime);
+        QVERIFY(built(panel));
         QVERIFY(panel.devicePicker()->isVisible());
         QCOMPARE(panel.devicePicker()->count(), 3);  // all, GPU 0, GPU 1
         QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(420'000));
         panel.setDevice(1);
+        QVERIFY(built(panel));
         QCOMPARE(panel.device(), 1);
         QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(120'000));
         QVERIFY(findPath(*trace, panel.graphWidget()->graph(),
@@ -298,9 +310,11 @@ private Q_SLOTS:
         QCOMPARE(findPath(*trace, panel.graphWidget()->graph(),
                           {"ProfilerStep#*", "aten::mm", "cudaLaunchKernel", "gemm_on_0"}), -1);
         panel.setDevice(0);
+        QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().totalNs, int64_t(300'000));
         // One GPU: nothing to choose.
         panel.setData(m_trace, std::make_shared<analysis::AnalysisResult>(analysis::analyze(*m_trace)));
+        QVERIFY(built(panel));
         QVERIFY(!panel.devicePicker()->isVisible());
         QCOMPARE(panel.device(), -1);
     }

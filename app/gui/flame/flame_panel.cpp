@@ -21,6 +21,17 @@ namespace stallscope::gui {
 
 using analysis::FlameMode;
 
+namespace {
+const QString kSep = QStringLiteral("   \u00b7   ");
+
+void setElided(QLabel* label, const QString& text) {
+    const int room =
+        label->width() - label->contentsMargins().left() - label->contentsMargins().right();
+    label->setText(label->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 40)));
+    label->setToolTip(label->text() == text ? QString() : text);
+}
+} // namespace
+
 FlamePanel::FlamePanel(QWidget* parent) : QWidget(parent) {
     QHBoxLayout* bar = buildToolbar();
     m_status = new QLabel(this);
@@ -165,11 +176,13 @@ FlameMode FlamePanel::mode() const {
 
 void FlamePanel::rebuild() {
     if (!m_trace) {
+        m_job.cancel();
         m_graph->setGraph(nullptr, {});
         updateInfo();
+        Q_EMIT graphBuilt();
         return;
     }
-    int64_t lo = m_trace->startNs(), hi = m_trace->endNs() + 1;
+    int64_t lo = m_trace->startNs(), hi = model::satAdd(m_trace->endNs(), 1);
     if (m_hasRange) {
         lo = m_rangeStart;
         hi = m_rangeEnd;
@@ -179,10 +192,22 @@ void FlamePanel::rebuild() {
     }
     // The picker only when there is a choice: two or more GPUs.
     m_device->setVisible(mode() == FlameMode::GpuTime && m_device->count() > 2);
-    m_graph->setGraph(m_trace, analysis::buildFlameGraph(*m_trace, mode(), lo, hi,
-                                                         mode() == FlameMode::GpuTime ? device() : -1));
-    m_graph->setSearch(m_search->text().trimmed());
-    updateInfo();
+    // Millions of events take a while to fold: built on the pool, shown when done.
+    m_infoText = tr("Building the flame graph …");
+    setElided(m_info, m_infoText);
+    const FlameMode mode = this->mode();
+    const int32_t device = mode == FlameMode::GpuTime ? this->device() : -1;
+    auto trace = m_trace;
+    m_job.start(
+        [trace, mode, lo, hi, device](const std::atomic<bool>&) {
+            return analysis::buildFlameGraph(*trace, mode, lo, hi, device);
+        },
+        [this, trace](analysis::FlameGraph graph) {
+            m_graph->setGraph(trace, std::move(graph));
+            m_graph->setSearch(m_search->text().trimmed());
+            updateInfo();
+            Q_EMIT graphBuilt();
+        });
 }
 
 QString FlamePanel::rangeDescription() const {
@@ -199,16 +224,6 @@ QString FlamePanel::rangeDescription() const {
     return tr("Whole trace (%1)").arg(length);
 }
 
-namespace {
-const QString kSep = QStringLiteral("   \u00b7   ");
-
-void setElided(QLabel* label, const QString& text) {
-    const int room =
-        label->width() - label->contentsMargins().left() - label->contentsMargins().right();
-    label->setText(label->fontMetrics().elidedText(text, Qt::ElideRight, std::max(room, 40)));
-    label->setToolTip(label->text() == text ? QString() : text);
-}
-} // namespace
 
 void FlamePanel::updateInfo() {
     if (!m_trace) {

@@ -8,6 +8,8 @@
 #include "stallscope/analysis/flame_graph.h"
 #include "stallscope/model/trace.h"
 
+#include "background_job.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -43,6 +45,9 @@ public:
     [[nodiscard]] int32_t device() const;
     [[nodiscard]] QComboBox* devicePicker() const { return m_device; }
     [[nodiscard]] bool hasRange() const { return m_hasRange; }
+    /// True while the graph for the current mode, device and range is built (off the GUI
+    /// thread); graphBuilt() says when it is shown.
+    [[nodiscard]] bool building() const { return m_job.busy(); }
 
     [[nodiscard]] FlameGraphWidget* graphWidget() const { return m_graph; }
     [[nodiscard]] QLineEdit* searchField() const { return m_search; }
@@ -56,6 +61,8 @@ public:
 Q_SIGNALS:
     /// A frame was double-clicked (its name; invalid for "all" and "(no launch call)").
     void frameActivated(stallscope::model::StringId name);
+    /// The graph asked for by the last setData/setRange/mode/device change is shown.
+    void graphBuilt();
 
 protected:
     bool eventFilter(QObject* watched, QEvent* e) override;
@@ -84,6 +91,7 @@ private:
     QString m_infoText, m_statusText; // before elision
     QScrollArea* m_scroll = nullptr;
     FlameGraphWidget* m_graph = nullptr;
+    LatestJob<analysis::FlameGraph> m_job{this};
 };
 
 } // namespace stallscope::gui
