@@ -1,4 +1,5 @@
 #include "stallscope/analysis/flame_graph.h"
+#include "stallscope/model/loop_guard.h"
 
 #include <algorithm>
 #include <limits>
@@ -119,7 +120,10 @@ int32_t FlameBuilder::pathNode(uint32_t slice, bool countNew) {
     SliceId s(slice);
     while (s.valid() && m_sliceNode[s.index()] < 0) {
         m_chain.push_back(static_cast<uint32_t>(s.index()));
-        s = m_slices.parent[s.index()];
+        const SliceId parent = m_slices.parent[s.index()];
+        // A parent precedes its children in the slice table: the walk moves left.
+        if (parent.valid() && !STALLSCOPE_ADVANCED(parent.index(), s.index())) break;
+        s = parent;
     }
     int32_t n = s.valid() ? m_sliceNode[s.index()] : 0;
     for (auto it = m_chain.rbegin(); it != m_chain.rend(); ++it) {
@@ -154,7 +158,10 @@ void FlameBuilder::addCpuTime() {
             nd.totalNs += dur;
             // An outermost slice of the range: its time also counts for every node above.
             if (!parentInRange)
-                for (int32_t a = pn; a >= 0; a = node(a).parent) node(a).totalNs += dur;
+                for (int32_t a = pn; a >= 0; a = node(a).parent) {
+                    node(a).totalNs += dur;
+                    if (!STALLSCOPE_ADVANCED(node(a).parent, a)) break;  // parents are created first
+                }
         }
     }
 }

@@ -5,6 +5,7 @@
 #include "stallscope/reports/palette.h"
 #include "stallscope/reports/svg.h"
 #include "stallscope/reports/text_format.h"
+#include "stallscope/model/time_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -77,16 +78,21 @@ std::vector<TrackId> pickStreams(const Trace& t, int32_t device, int64_t lo, int
 class Painter {
 public:
     Painter(const Trace& t, int width, int64_t lo, int64_t hi) : m_t(t), m_width(width), m_lo(lo), m_hi(hi) {
-        m_nsPerPx = double(hi - lo) / double(width - kHeader - 8);
+        m_nsPerPx = std::max(1e-3, nsDiff(hi, lo) / double(std::max(1, width - kHeader - 8)));
     }
-    double x(int64_t ns) const { return kHeader + double(ns - m_lo) / m_nsPerPx; }
+    double x(int64_t ns) const { return kHeader + nsDiff(ns, m_lo) / m_nsPerPx; }
 
     void axis(int64_t origin) {
-        const int64_t step = tickStep(m_nsPerPx, 110);
-        int64_t first = m_lo - origin;
-        first = (first >= 0 ? first / step : (first - step + 1) / step) * step;
-        for (int64_t rel = first; origin + rel <= m_hi; rel += step) {
-            const double px = x(origin + rel);
+        const int64_t step = std::max<int64_t>(1, tickStep(m_nsPerPx, 110));
+        const int64_t fromOrigin = satSub(m_lo, origin);
+        int64_t q = fromOrigin / step;  // floor division, without overflow at INT64_MIN
+        if (fromOrigin % step < 0 && q > kMinNs / step) --q;
+        // Ticks are counted (at most one per 110 px), not walked to a time: at the ends of
+        // int64 `rel += step` would wrap.
+        const int ticks = int(std::min(nsDiff(m_hi, m_lo) / double(step), 1000.0)) + 2;
+        int64_t rel = q * step;
+        for (int k = 0; k < ticks && satAdd(origin, rel) <= m_hi; ++k, rel = satAdd(rel, step)) {
+            const double px = x(satAdd(origin, rel));
             if (px < kHeader) continue;
             m_out += "<line x1='" + detail::svgNum(px) + "' y1='" + std::to_string(kAxis - 6) + "' x2='" + detail::svgNum(px) + "' y2='" +
                      std::to_string(kAxis) + "' stroke='#888'/>";
@@ -161,7 +167,7 @@ Picture findingTimelinePicture(const Trace& t, const AnalysisResult& a, const Fi
     const auto largest = *std::max_element(f.ranges.begin(), f.ranges.end(),
                                            [](const auto& x, const auto& y) { return x.length() < y.length(); });
     const int64_t span = std::max<int64_t>(largest.length(), 1000);
-    const int64_t lo = largest.start - span / 2, hi = largest.end + span / 2;
+    const int64_t lo = satSub(largest.start, span / 2), hi = satAdd(largest.end, span / 2);
 
     std::vector<Row> rows;
     for (TrackId th : pickThreads(t, f, lo, hi, o.maxThreads)) {

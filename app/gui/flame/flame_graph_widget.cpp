@@ -4,6 +4,8 @@
 
 #include "theme.h"
 
+#include "stallscope/model/loop_guard.h"
+
 #include <QFontMetrics>
 #include <QHelpEvent>
 #include <QKeyEvent>
@@ -147,6 +149,7 @@ void FlameGraphWidget::relayout() {
     for (int a = m_zoom; a >= 0; a = nodes[size_t(a)].parent) {
         m_rects[size_t(a)] = QRectF(0, nodes[size_t(a)].depth * kRowHeight, w, kRowHeight);
         m_frames.push_back(a);
+        if (!STALLSCOPE_ADVANCED(nodes[size_t(a)].parent, a)) break;  // parents come before children
     }
     std::reverse(m_frames.begin(), m_frames.end());
     const int64_t zoomTotal = nodes[size_t(m_zoom)].totalNs;
@@ -159,6 +162,7 @@ void FlameGraphWidget::relayout() {
         const QRectF pr = m_rects[size_t(parent)];
         double x = pr.left();
         for (int32_t c : nodes[size_t(parent)].children) {
+            if (!STALLSCOPE_ADVANCED(parent, c)) continue;  // a child before its parent would cycle
             // Children of a slice that crosses its parent's end may exceed it: clip.
             const double cw = std::min(double(nodes[size_t(c)].totalNs) * scale, pr.right() - x);
             m_rects[size_t(c)] =

@@ -1,5 +1,7 @@
 #pragma once
 // Half-open [start, end) nanosecond intervals and the set operations the metrics need.
+#include "stallscope/model/time_math.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -8,7 +10,8 @@ namespace stallscope::analysis {
 struct Interval {
     int64_t start = 0;
     int64_t end = 0;
-    [[nodiscard]] int64_t length() const { return end > start ? end - start : 0; }
+    /// Saturating: an interval across all of int64 is INT64_MAX long, not negative.
+    [[nodiscard]] int64_t length() const { return end > start ? model::satSub(end, start) : 0; }
     bool operator==(const Interval&) const = default;
 };
 
