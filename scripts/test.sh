@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through CTest:
 # the Release build (all labels but bench), then the Qt-free libraries and their
-# tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz targets
+# (libFuzzer, 45 s each; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -14,3 +15,5 @@ ctest --preset release -j "$JOBS"
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$JOBS"
 ctest --preset asan -j "$JOBS"
+
+./scripts/fuzz.sh --seconds 45

@@ -36,10 +36,12 @@ std::vector<std::string> childEnvironment(const std::filesystem::path& injection
         for (const auto& [k, v] : ours) replaced = replaced || k == key;
         if (!replaced) env.emplace_back(kv);
     }
-    for (const auto& [k, v] : ours) {
-        // A later entry for the same key wins (options.environment over ours).
-        std::erase_if(env, [&](const std::string& s) { return s.compare(0, k.size() + 1, k + "=") == 0; });
-        env.push_back(k + "=" + v);
+    for (const auto& kv : ours) {
+        // A later entry for the same key wins (options.environment over ours). (Not a
+        // structured binding: clang 14 cannot capture one in the lambda.)
+        const std::string prefix = kv.first + "=";
+        std::erase_if(env, [&](const std::string& s) { return s.compare(0, prefix.size(), prefix) == 0; });
+        env.push_back(prefix + kv.second);
     }
     return env;
 }

@@ -111,13 +111,16 @@ std::string CaptureSession::Impl::closingText() {
                 {"cuda_driver_version", &s.info.cuda_driver_version()},
                 {"cuda_runtime_version", &s.info.cuda_runtime_version()},
                 {"cupti_version", &s.info.cupti_version()}};
-            for (const auto& [key, value] : fields)
+            for (const auto& field : fields) {
+                const char* key = field.first;  // not a structured binding: clang 14 cannot capture one
+                const std::string* value = field.second;
                 if (!value->empty() && std::none_of(versions.begin(), versions.end(),
                                                     [&](const auto& v) { return v.first == key; })) {
                     std::string json;
                     detail::appendJsonString(json, *value);
                     versions.emplace_back(key, json);
                 }
+            }
         }
     }
     versions.emplace_back("stallscope", statsJson());

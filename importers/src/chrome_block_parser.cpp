@@ -157,6 +157,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         const char* elemStart = next;
         while (elemStart < bodyEnd && isSeparator(*elemStart)) ++elemStart;
         bool isObject = false;
+        const char* scalarEnd = nullptr;  // type() does not consume a scalar: where its token ends
         if (!err) {
             simdjson::ondemand::json_type t;
             err = el.type().get(t);
@@ -172,6 +173,9 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
                     std::string_view skipped;
                     err = el.get_array().get(inner);
                     if (!err) err = inner.raw_json().get(skipped);
+                } else {
+                    const std::string_view token = el.raw_json_token();
+                    scalarEnd = token.data() + token.size();
                 }
             }
         }
@@ -190,10 +194,12 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
             res.stop = absolute(elemStart);
             return res;
         }
-        // Where this element ends: the next token (',' or ']').
+        // Where this element ends: the next token (',' or ']'); for a scalar, which the
+        // iterator has not moved past, the end of its token (and the blanks after it).
         const char* loc = nullptr;
         const char* elemEnd = bodyEnd;
-        if (doc.current_location().get(loc) == SUCCESS && loc < bodyEnd) elemEnd = loc;
+        if (scalarEnd) elemEnd = std::min(scalarEnd, bodyEnd);
+        else if (doc.current_location().get(loc) == SUCCESS && loc < bodyEnd) elemEnd = loc;
         const char* trimmed = elemEnd;
         while (trimmed > elemStart && isSeparator(trimmed[-1])) --trimmed;
         if (res.firstElement == kNone) res.firstElement = absolute(elemStart);

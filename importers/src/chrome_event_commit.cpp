@@ -86,9 +86,12 @@ void ChromeEventReader::commit(uint64_t offset, uint32_t length) {
             m_b.diagnostics.add(DiagnosticKind::MissingField, offset, "no \"ph\"");
         return;
     }
-    if (!m_ev.wrongType.empty())
-        m_b.diagnostics.add(DiagnosticKind::WrongType, offset,
-                            "\"" + std::string(m_ev.wrongType) + "\" has an unexpected type");
+    if (!m_ev.wrongType.empty()) {
+        std::string what = "\"";  // not "literal" + std::string: GCC 12's -Wrestrict false positive (bug 105329)
+        what += m_ev.wrongType;
+        what += "\" has an unexpected type";
+        m_b.diagnostics.add(DiagnosticKind::WrongType, offset, what);
+    }
     const char ph = m_ev.ph.size() == 1 ? m_ev.ph[0] : '\0';
     switch (ph) {
     case 'X': commitSlice(offset, length); return;

@@ -41,23 +41,27 @@ bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& ou
         sjo::object args;
         if (f.value().get_object().get(args) != SUCCESS) return true;  // args not an object
         for (auto ar : args) {
-            sjo::field af;
-            if (auto e = std::move(ar).get(af); e != SUCCESS) {
-                error = simdjson::error_message(e);
+            // Every failure says why (the import does not validate args: they are read here).
+            auto bad = [&](simdjson::error_code e) {
+                error = std::string("invalid JSON in the args: ") + simdjson::error_message(e);
                 return false;
-            }
+            };
+            sjo::field af;
+            if (auto e = std::move(ar).get(af); e != SUCCESS) return bad(e);
             std::string_view key;
-            if (af.unescaped_key().get(key) != SUCCESS) return false;
+            if (auto e = af.unescaped_key().get(key); e != SUCCESS) return bad(e);
             sjo::value v = af.value();
             sjo::json_type t;
-            if (v.type().get(t) != SUCCESS) return false;
+            if (auto e = v.type().get(t); e != SUCCESS) return bad(e);
             std::string_view raw;
             if (t == sjo::json_type::object) {
                 sjo::object o;
-                if (v.get_object().get(o) != SUCCESS || o.raw_json().get(raw) != SUCCESS) return false;
+                if (auto e = v.get_object().get(o); e != SUCCESS) return bad(e);
+                if (auto e = o.raw_json().get(raw); e != SUCCESS) return bad(e);
             } else if (t == sjo::json_type::array) {
                 sjo::array a;
-                if (v.get_array().get(a) != SUCCESS || a.raw_json().get(raw) != SUCCESS) return false;
+                if (auto e = v.get_array().get(a); e != SUCCESS) return bad(e);
+                if (auto e = a.raw_json().get(raw); e != SUCCESS) return bad(e);
             } else {
                 raw = trimToken(v.raw_json_token());
             }

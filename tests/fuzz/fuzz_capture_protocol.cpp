@@ -1,0 +1,149 @@
+// Fuzz target: the capture protocol's decoder (EnvelopeReader: varint-framed Envelopes from
+// a stream) and the capture session that consumes the envelopes (CaptureSession: strings,
+// sequence numbers, activities -> event log + model, finish -> a Kineto JSON file).
+// The input is up to four sources' byte streams separated by "\n--source--\n"; each stream
+// arrives through a pipe in small writes (chunk size from the input's hash), the envelopes
+// are read as the recorder reads a connection (recorder_server.cpp) and the sources take
+// turns, one envelope each.
+// Promises:
+//  * every stream ends (End, Truncated, or Corrupt with the framing lost); a bad message is
+//    a counted problem, never a crash, a hang or undefined behaviour;
+//  * snapshots and the final trace keep the model's invariants, hold every record written,
+//    and read their args back from the event log;
+//  * the finished file imports, and the importer's model equals the session's
+//    (the session's promise, session.h), gzip output included.
+#include "fuzz_support.h"
+
+#include "stallscope/capture/protocol.h"
+#include "stallscope/capture/session.h"
+#include "stallscope/importers/importer.h"
+
+#include <csignal>
+#include <fcntl.h>
+#include <memory>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+using namespace stallscope;
+using namespace stallscope::capture;
+
+namespace {
+
+constexpr const char* kTarget = "capture_protocol";
+constexpr std::string_view kSeparator = "\n--source--\n";
+constexpr size_t kMaxSources = 4;
+
+/// One source's stream: a pipe fed by a writer thread in chunks of `chunk` bytes.
+struct Stream {
+    int fd = -1;
+    std::thread writer;
+    std::unique_ptr<EnvelopeReader> reader;
+    uint32_t source = 0;
+    bool done = false;
+
+    Stream(std::string bytes, size_t chunk) {
+        int p[2];
+        if (::pipe2(p, O_CLOEXEC) != 0) fuzz::fail(kTarget, "pipe2 failed");
+        fd = p[0];
+        writer = std::thread([w = p[1], bytes = std::move(bytes), chunk] {
+            for (size_t at = 0; at < bytes.size();) {
+                const ssize_t n = ::write(w, bytes.data() + at, std::min(chunk, bytes.size() - at));
+                if (n < 0 && errno == EINTR) continue;
+                if (n <= 0) break;  // the reader gave up (EPIPE)
+                at += static_cast<size_t>(n);
+            }
+            ::close(w);
+        });
+        reader = std::make_unique<EnvelopeReader>(fd);
+    }
+    ~Stream() {
+        ::close(fd);  // a writer still blocked gets EPIPE
+        if (writer.joinable()) writer.join();
+    }
+};
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const bool sigpipeIgnored = [] { return std::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+    (void)sigpipeIgnored;  // a writer whose reader gave up gets EPIPE, not a signal
+    const std::string input(reinterpret_cast<const char*>(data), size);
+    const uint64_t hash = fuzz::inputHash(input);
+    std::vector<std::string> parts;
+    for (size_t at = 0;;) {
+        const size_t sep = parts.size() + 1 < kMaxSources ? input.find(kSeparator, at) : std::string::npos;
+        parts.push_back(input.substr(at, sep == std::string::npos ? std::string::npos : sep - at));
+        if (sep == std::string::npos) break;
+        at = sep + kSeparator.size();
+    }
+
+    const std::filesystem::path dir = fuzz::scratchDir();
+    const bool gzipOutput = hash % 4 == 0;  // the final trace is then the file's import
+    const std::filesystem::path output = dir / (gzipOutput ? "capture.json.gz" : "capture.json");
+    std::error_code ec;
+    std::filesystem::remove(output, ec);
+    auto session = std::make_unique<CaptureSession>(dir / "capture.events.json");
+    std::string error;
+    if (!session->open(error)) fuzz::fail(kTarget, "the session does not open: " + error);
+
+    std::vector<std::unique_ptr<Stream>> streams;
+    const size_t chunk = 1 + (hash >> 8) % 61;
+    for (std::string& p : parts) {
+        streams.push_back(std::make_unique<Stream>(std::move(p), chunk));
+        streams.back()->source = session->addSource();
+    }
+    uint64_t problemsReported = 0, envelopes = 0;
+    for (bool any = true; any;) {
+        any = false;
+        for (auto& s : streams) {
+            if (s->done) continue;
+            any = true;
+            pb::Envelope e;
+            const EnvelopeReader::Status st = s->reader->next(e, error);
+            if (st == EnvelopeReader::Status::Ok) {
+                ++envelopes;
+                session->receive(s->source, e);
+                continue;
+            }
+            s->done = true;
+            if (st == EnvelopeReader::Status::End) continue;
+            STALLSCOPE_FUZZ_CHECK(!error.empty(), "a stream problem without a message");
+            session->reportProblem(s->source, error);
+            ++problemsReported;
+            if (st == EnvelopeReader::Status::Corrupt && !s->reader->lost()) s->done = false;
+        }
+    }
+    for (auto& s : streams) {
+        // After the end every call says the same.
+        const EnvelopeReader::Status again = s->reader->next(*std::make_unique<pb::Envelope>(), error);
+        STALLSCOPE_FUZZ_CHECK(again != EnvelopeReader::Status::Ok, "a message after the end of a stream");
+    }
+    streams.clear();
+
+    const SessionStats st = session->stats();
+    STALLSCOPE_FUZZ_CHECK(st.badMessages >= problemsReported, "reported problems were not counted");
+    STALLSCOPE_FUZZ_CHECK(st.problems.size() <= 20, "the problem list grows without bound");
+    const auto snap = session->snapshot();
+    STALLSCOPE_FUZZ_CHECK(snap != nullptr, "no snapshot");
+    fuzz::checkModel(kTarget, *snap);
+    STALLSCOPE_FUZZ_CHECK(snap->slices().size() + snap->instants().size() == st.records,
+                          "the snapshot holds " + std::to_string(snap->slices().size() + snap->instants().size()) +
+                              " events of " + std::to_string(st.records) + " records");
+
+    const auto final = session->finish(output, error);
+    STALLSCOPE_FUZZ_CHECK(final != nullptr, "finish failed: " + error);
+    fuzz::checkModel(kTarget, *final);
+    fuzz::readBackEvents(kTarget, *final, 16);
+    auto again = importers::importFile(output);
+    STALLSCOPE_FUZZ_CHECK(again, "the recording does not import: " + again.error().message);
+    fuzz::checkModel(kTarget, *again.value());
+    fuzz::CompareOptions cmp;
+    cmp.importCounts = false;  // the session's model does not count file entries
+    cmp.srcOffsets = !gzipOutput;
+    const std::string diff = fuzz::compareTraces(*final, *again.value(), cmp);
+    STALLSCOPE_FUZZ_CHECK(diff.empty(), "the recording's re-import differs from the session's model: " + diff);
+    session.reset();
+    std::filesystem::remove(output, ec);
+    return 0;
+}

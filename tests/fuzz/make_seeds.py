@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Seed inputs for the fuzz targets, cut from the real traces (../shared/traces) at fuzz
+time into the build folder; nothing here is committed (docs/fuzzing.md).
+
+    make_seeds.py --traces ../shared/traces --out build/fuzz/seeds
+
+writes
+    OUT/json/         small valid traces (chrome_json, annotated_trace): per real trace its
+                      head, a few windows of consecutive events, and a sampler of one event
+                      per (ph, cat) with the launches, flows and GPU work that share its
+                      correlation id; each with the trace's own top-level keys, events cut
+                      from the original text (its number formatting kept)
+    OUT/chrome_gzip/  the same texts behind a mode byte (fuzz_chrome_gzip.cpp), and raw gzip
+    OUT/tensorboard/  folder listings with the real traces' file names
+Deterministic (a fixed random seed), standard library only.
+"""
+import argparse
+import gzip
+import json
+import os
+import random
+import re
+
+MAX_SEED = 24 * 1024       # bytes of one seed (the JSON targets run with -max_len=65536)
+WINDOWS = 3                # random windows per trace
+SCAN_EVENTS = 20000        # events read per trace for the sampler
+
+DECODER = json.JSONDecoder()
+BLANK = re.compile(r'[\s,]*')
+
+
+def read_text(path):
+    raw = open(path, 'rb').read()
+    if raw[:2] == b'\x1f\x8b':
+        raw = gzip.decompress(raw)
+    return raw.decode('utf-8', errors='replace')
+
+
+def events_array(text):
+    """(start of the first event, top-level object or None for a bare array)."""
+    s = text.lstrip('\ufeff \t\r\n')
+    off = len(text) - len(s)
+    if s.startswith('['):
+        return off + 1, None
+    doc = json.loads(text)
+    m = re.search(r'"traceEvents"\s*:\s*\[', text)
+    if not m:
+        return None, None
+    return m.end(), doc
+
+
+def iter_events(text, pos, limit):
+    """(start, end, event) of consecutive events from `pos` (an event boundary)."""
+    n = 0
+    while n < limit:
+        pos = BLANK.match(text, pos).end()
+        if pos >= len(text) or text[pos] == ']':
+            return
+        try:
+            ev, end = DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError:
+            return
+        yield pos, end, ev
+        pos = end
+        n += 1
+
+
+def boundary_after(text, pos, first):
+    """An event boundary at or after `pos`: a line starting with '{' that decodes."""
+    while True:
+        nl = text.find('\n', pos)
+        if nl < 0:
+            return None
+        p = nl + 1
+        q = BLANK.match(text, p).end()
+        if q < len(text) and text[q] == '{':
+            try:
+                DECODER.raw_decode(text, q)
+                return q
+            except json.JSONDecodeError:
+                pass
+        pos = p
+
+
+def document(doc, events_text, bare):
+    if bare:
+        return '[' + ',\n'.join(events_text) + ']\n'
+    parts = []
+    for k, v in doc.items():
+        if k == 'traceEvents':
+            parts.append('"traceEvents": [\n' + ',\n'.join(events_text) + '\n]')
+        else:
+            parts.append(json.dumps(k) + ': ' + json.dumps(v))
+    return '{\n' + ',\n'.join(parts) + '\n}\n'
+
+
+def fit(doc, events_text, bare):
+    while events_text:
+        d = document(doc, events_text, bare)
+        if len(d.encode()) <= MAX_SEED:
+            return d
+        events_text = events_text[:max(1, len(events_text) * 3 // 4)] if len(events_text) > 1 else []
+    return None
+
+
+def seeds_of(path, rng):
+    text = read_text(path)
+    first, doc = events_array(text)
+    if first is None:
+        return []
+    bare = doc is None
+    out = []
+    head = [text[s:e] for s, e, _ in iter_events(text, first, 24)]
+    out.append(('head', head))
+    for w in range(WINDOWS):
+        at = boundary_after(text, rng.randrange(first, max(first + 1, len(text) - 1)), first)
+        if at is None:
+            continue
+        out.append(('window%d' % w, [text[s:e] for s, e, _ in iter_events(text, at, rng.randrange(8, 40))]))
+    # One event per (ph, cat), plus everything sharing its correlation id.
+    seen, picked, by_corr, scanned = set(), [], {}, []
+    for s, e, ev in iter_events(text, first, SCAN_EVENTS):
+        if not isinstance(ev, dict):
+            continue
+        scanned.append((s, e, ev))
+        args = ev.get('args') if isinstance(ev.get('args'), dict) else {}
+        corr = args.get('correlation', ev.get('id') if ev.get('cat') == 'ac2g' else None)
+        if isinstance(corr, int):
+            by_corr.setdefault(corr, []).append(len(scanned) - 1)
+    for i, (s, e, ev) in enumerate(scanned):
+        key = (ev.get('ph'), ev.get('cat'))
+        if key in seen:
+            continue
+        seen.add(key)
+        picked.append(i)
+        args = ev.get('args') if isinstance(ev.get('args'), dict) else {}
+        if isinstance(args.get('correlation'), int):
+            picked.extend(by_corr.get(args['correlation'], [])[:6])
+    picked = sorted(set(picked))[:120]
+    out.append(('sampler', [text[scanned[i][0]:scanned[i][1]] for i in picked]))
+    result = []
+    for name, evs in out:
+        d = fit(doc, evs, bare)
+        if d:
+            result.append((name, d))
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--traces', required=True)
+    ap.add_argument('--out', required=True)
+    a = ap.parse_args()
+    rng = random.Random(20240601)
+    dirs = {k: os.path.join(a.out, k) for k in ('json', 'chrome_gzip', 'tensorboard')}
+    for d in dirs.values():
+        os.makedirs(d, exist_ok=True)
+    names, count = [], 0
+    for dp, _, files in sorted(os.walk(a.traces)):
+        for f in sorted(files):
+            if not (f.endswith('.json') or f.endswith('.json.gz')):
+                continue
+            path = os.path.join(dp, f)
+            rel = os.path.relpath(path, a.traces)
+            names.append(rel)
+            tag = re.sub(r'[^A-Za-z0-9_.-]', '_', rel)
+            try:
+                seeds = seeds_of(path, rng)
+            except (ValueError, UnicodeError, EOFError, OSError) as e:
+                print('make_seeds: skipped %s (%s)' % (rel, e))
+                continue
+            for i, (name, text) in enumerate(seeds):
+                data = text.encode()
+                with open(os.path.join(dirs['json'], '%s.%s.json' % (tag, name)), 'wb') as fh:
+                    fh.write(data)
+                # One gzip-target variant per seed: mode (0..3) and level from the counter.
+                mode = count % 4
+                flags = mode | ((count * 7 % 10) << 2) | (64 if count % 5 == 0 else 0)
+                payload = gzip.compress(data, mtime=0) if mode == 1 else data
+                with open(os.path.join(dirs['chrome_gzip'], '%s.%s.bin' % (tag, name)), 'wb') as fh:
+                    fh.write(bytes([flags]) + payload)
+                count += 1
+    # TensorBoard listings: the real file names as files of one folder and of sub-folders.
+    base = [os.path.basename(n) for n in names]
+    tiny = '{"traceEvents": [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}]}'
+    with open(os.path.join(dirs['tensorboard'], 'real-names.txt'), 'w') as fh:
+        fh.write('\n'.join(b + '\t' + tiny for b in base[:40]) + '\n')
+    with open(os.path.join(dirs['tensorboard'], 'real-paths.txt'), 'w') as fh:
+        fh.write('\n'.join(n.replace(os.sep, '_', n.count(os.sep) - 1) + '\t' for n in names[:40]) + '\n')
+    print('make_seeds: %d trace seeds from %d traces in %s' % (count, len(names), a.out))
+
+
+if __name__ == '__main__':
+    main()
