@@ -4,6 +4,7 @@
 
 #include "stallscope/analysis/analysis_json.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/memory_budget.h"
 
 #include <cstdio>
 
@@ -68,6 +69,7 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     JsonWriter w(true);
     if (options.json) w.beginArray();
     importers::ImportOptions io;
+    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     io.threads = options.threads;
     for (const auto& path : options.paths) {
         auto r = importers::importPath(path, io);

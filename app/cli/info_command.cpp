@@ -5,6 +5,7 @@
 #include "stallscope/analysis/json_writer.h"
 #include "stallscope/analysis/trace_summary.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/memory_budget.h"
 
 #include <chrono>
 #include <cstdio>
@@ -217,6 +218,7 @@ int runInfo(const InfoOptions& options, std::ostream& out, std::ostream& err) {
     JsonWriter w(true);
     if (options.json) w.beginArray();
     importers::ImportOptions io;
+    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     io.threads = options.threads;
     for (const auto& path : options.paths) {
         auto r = importers::importPath(path, io);

@@ -1,6 +1,7 @@
 #include "report_command.h"
 
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/memory_budget.h"
 
 #ifdef STALLSCOPE_HAVE_PDF
 #include "pdf_report.h"
@@ -11,6 +12,7 @@ namespace stallscope::cli {
 bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err) {
     importers::ImportOptions io;
+    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     io.threads = threads;
     auto r = importers::importPath(path, io);
     if (!r) {

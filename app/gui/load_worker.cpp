@@ -1,6 +1,7 @@
 #include "load_worker.h"
 
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/memory_budget.h"
 
 #include <QElapsedTimer>
 #include <QLocale>
@@ -19,6 +20,8 @@ std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOpti
     timer.start();
     importers::ImportOptions io;
     io.cancel = cancel;
+    // A trace too large for this machine is refused with its size, not killed by the OS.
+    io.memoryBudgetBytes = importers::defaultMemoryBudget();
     io.progress = [&](const importers::ImportProgress& p) {
         if (onProgress && p.bytesTotal > 0)
             onProgress(0.9 * double(p.bytesRead) / double(p.bytesTotal),

@@ -1,5 +1,7 @@
 #include "chrome_trace_importer.h"
 
+#include "stallscope/importers/memory_budget.h"
+
 #include "batch_merger.h"
 #include "block_reader.h"
 #include "chrome_block_parser.h"
@@ -238,6 +240,15 @@ std::string describeFormat(model::TraceBuilder& b, bool bareArray) {
     return f;
 }
 
+/// The message of a refused trace: what it needs, what the budget is, what to do.
+Error overBudget(uint64_t need, uint64_t budget, const std::string& what) {
+    return {ErrorKind::OverMemoryBudget,
+            what + " needs about " + formatMemory(need) + " of memory to open, more than the " + formatMemory(budget) +
+                " it may use (80 % of the memory available, or STALLSCOPE_MEMORY_BUDGET); open one rank or a "
+                "shorter profile, or a machine with more memory",
+            UINT64_MAX};
+}
+
 Error streamError(const ByteStream& s, bool gzip) {
     if (s.state() == StreamState::IoError) return {ErrorKind::Unreadable, s.message(), s.problemOffset()};
     if (gzip && s.state() == StreamState::Corrupt)
@@ -256,6 +267,12 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     ByteStream& stream = *input.stream;
     const bool gzip = input.gzip != nullptr;
     auto cancelled = [&] { return options.cancel && options.cancel->load(std::memory_order_relaxed); };
+    // A plain file's size tells its model's size before anything is read.
+    const uint64_t budget = options.memoryBudgetBytes;
+    if (budget && !gzip && stream.inputTotal() > 0) {
+        const auto need = static_cast<uint64_t>(double(stream.inputTotal()) * kPeakBytesPerTextByte);
+        if (need > budget) return overBudget(need, budget, "this trace (" + formatMemory(stream.inputTotal()) + " of JSON)");
+    }
 
     model::TraceBuilder builder;
     model::TraceMetadata& md = builder.metadata();
@@ -330,6 +347,18 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
         }
         reader.recycle(std::move(block.text));
         if (pool && parsed) pool->recycle(std::move(parsed));
+        // Compressed input, or a file denser than usual: stop before the model passes the budget.
+        if (budget && merger.events() * kPeakBytesPerEvent > budget) {
+            reader.stop();
+            if (pool) pool->stop();
+            const uint64_t total = stream.inputTotal(), done = std::max<uint64_t>(1, stream.inputConsumed());
+            const uint64_t need = total > done ? uint64_t(double(merger.events() * kPeakBytesPerEvent) * double(total) /
+                                                          double(done))
+                                               : merger.events() * kPeakBytesPerEvent;
+            return overBudget(need, budget,
+                              "this trace (" + std::to_string(merger.events()) + " events in the first " +
+                                  std::to_string(total ? done * 100 / total : 0) + " % of the input)");
+        }
         if (options.progress &&
             Clock::now() - lastProgress >= std::chrono::milliseconds(options.progressIntervalMs)) {
             lastProgress = Clock::now();

@@ -4,6 +4,7 @@
 #include "chrome_trace_importer.h"
 
 #include "stallscope/importers/format_sniffer.h"
+#include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/tensorboard_folder.h"
 
 #include <algorithm>
@@ -100,17 +101,35 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
     std::map<std::string, int> workerIndex;
     for (const auto& f : run.files) workerIndex.emplace(f.worker, static_cast<int>(workerIndex.size()));
     std::map<std::string, int> spanCount;
+    uint64_t used = 0;  // the ranks already read share the budget
     for (const auto& f : run.files) {
         if (options.cancel && options.cancel->load()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
-        auto r = importFile(f.path, options);
+        ImportOptions o = options;
+        if (o.memoryBudgetBytes) {
+            if (used >= o.memoryBudgetBytes)
+                return Error{ErrorKind::OverMemoryBudget,
+                             path.string() + ": the first " + std::to_string(session.traces.size()) + " of " +
+                                 std::to_string(run.files.size()) + " trace files already take " + formatMemory(used) +
+                                 ", the memory budget; open fewer ranks (a single file of the folder)",
+                             UINT64_MAX};
+            o.memoryBudgetBytes -= used;
+        }
+        auto r = importFile(f.path, o);
         if (!r) {
             if (r.error().kind == ErrorKind::Cancelled) return r.error();
+            if (r.error().kind == ErrorKind::OverMemoryBudget)
+                return Error{ErrorKind::OverMemoryBudget,
+                             f.path.filename().string() + " (file " + std::to_string(session.traces.size() + 1) + " of " +
+                                 std::to_string(run.files.size()) + " in the folder; the files before it take " +
+                                 formatMemory(used) + "): " + r.error().message,
+                             UINT64_MAX};
             session.problems.push_back(f.path.filename().string() + ": " + r.error().message);
             continue;
         }
         const auto& di = r.value()->metadata().distributed;
         model::TraceEntry e;
         e.trace = r.value();
+        used += e.trace->memoryBytes();
         e.label = f.worker;
         e.path = f.path.string();
         e.rank = di.present && di.rank >= 0 ? di.rank : workerIndex[f.worker];

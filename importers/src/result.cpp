@@ -15,6 +15,7 @@ const char* errorKindName(ErrorKind kind) {
     case ErrorKind::TooLarge: return "too_large";
     case ErrorKind::NoTraces: return "no_traces";
     case ErrorKind::Cancelled: return "cancelled";
+    case ErrorKind::OverMemoryBudget: return "over_memory_budget";
     }
     return "unknown";
 }

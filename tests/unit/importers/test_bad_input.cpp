@@ -1,9 +1,11 @@
 // The bad-input table: every input gets a clear error or a counted diagnostic, never a
 // crash, a hang or silent loss.
+#include "bad_input_table.h"
 #include "gzip_text.h"
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/memory_budget.h"
 
 #include <QTemporaryDir>
 #include <QTest>
@@ -12,27 +14,8 @@ using namespace stallscope;
 using importers::ErrorKind;
 using model::DiagnosticKind;
 
-namespace {
-
-std::string manyEvents(int n) {
-    std::string s = "{\"traceEvents\": [\n";
-    for (int i = 0; i < n; ++i) {
-        s += "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(i % 50) +
-             "\", \"pid\": 1, \"tid\": 1, \"ts\": " + std::to_string(1000 + i * 10) +
-             ", \"dur\": 5, \"args\": {\"External id\": " + std::to_string(i) + "}}";
-        s += i + 1 < n ? ",\n" : "\n";
-    }
-    return s + "]}\n";
-}
-
-std::string deepArgs(int depth) {
-    return "[{\"ph\": \"X\", \"name\": \"deep\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1, \"args\": {\"x\": " +
-           std::string(depth, '[') + std::string(depth, ']') + "}}]";
-}
-
-const char* kOne = R"J({"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1})J";
-
-} // namespace
+using test::bad_input_detail::deepArgs;
+using test::bad_input_detail::manyEvents;
 
 Q_DECLARE_METATYPE(ErrorKind)
 Q_DECLARE_METATYPE(DiagnosticKind)
@@ -45,6 +28,7 @@ private Q_SLOTS:
     void missingPathAndEmptyFolder();
     void deepArgsReadBack();
     void truncatedJsonKeepsEverythingBeforeTheCut();
+    void tracesOverTheMemoryBudgetAreRefusedWithTheirSize();
 };
 
 // Definitions are hidden from moc: Qt 6.4's moc cannot tokenize raw strings with
@@ -58,75 +42,9 @@ void TestBadInput::table_data() {
     QTest::addColumn<QString>("fragment");             // in the error message / first example
     QTest::addColumn<int>("slices");                   // when expectOk
 
-    auto fail = [](const char* name, const std::string& b, ErrorKind k, const char* frag) {
-        QTest::newRow(name) << QByteArray(b.data(), static_cast<int>(b.size())) << false << k
-                            << DiagnosticKind::Count << QString(frag) << 0;
-    };
-    auto diag = [](const char* name, const std::string& b, DiagnosticKind d, const char* frag, int slices) {
-        QTest::newRow(name) << QByteArray(b.data(), static_cast<int>(b.size())) << true
-                            << ErrorKind::UnknownFormat << d << QString(frag) << slices;
-    };
-    const std::string good = manyEvents(200);
-    const std::string gz = test::gzipText(good);
-
-    fail("empty file", "", ErrorKind::Empty, "empty");
-    fail("one byte: not JSON", "x", ErrorKind::UnknownFormat, "not a trace");
-    fail("one byte: open object", "{", ErrorKind::InvalidStructure, "traceEvents");
-    diag("one byte: open array", "[", DiagnosticKind::UnterminatedArray, "closing", 0);
-    fail("whitespace only", " \n\t ", ErrorKind::InvalidStructure, "whitespace");
-    fail("text", "hello world", ErrorKind::UnknownFormat, "byte 0");
-    fail("top level string", "\"traceEvents\"", ErrorKind::UnknownFormat, "not a trace");
-    fail("top level number", "42", ErrorKind::UnknownFormat, "not a trace");
-    fail("traceEvents not an array", R"J({"traceEvents": 5})J", ErrorKind::InvalidStructure, "must be an array");
-    fail("object without traceEvents", R"J({"schemaVersion": 1})J", ErrorKind::InvalidStructure, "no \"traceEvents\"");
-    fail("truncated inside the first event", R"J({"traceEvents": [{"ph": "X", "na)J",
-         ErrorKind::Truncated, "first event");
-    diag("truncated JSON", good.substr(0, good.size() / 2), DiagnosticKind::TruncatedInput, "inside an event", -1);
-    diag("truncated gzip", gz.substr(0, gz.size() * 6 / 10), DiagnosticKind::TruncatedInput, "", -1);
-    fail("gzip of garbage", std::string("\x1f\x8b\x08\x00garbage-garbage-garbage", 27), ErrorKind::CorruptGzip,
-         "gzip");
-    fail("syntax error inside an event", R"J([{"ph": "X",, "ts": 1}])J", ErrorKind::InvalidJson, "byte");
-    fail("raw control character in a string", std::string("[{\"ph\": \"X\", \"name\": \"a\x01b\", \"ts\": 1}]"),
-         ErrorKind::InvalidJson, "invalid JSON");
-    diag("missing ts", R"J([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "dur": 1}, )J" + std::string(kOne) + "]",
-         DiagnosticKind::MissingField, "ts", 1);
-    diag("missing ph", R"J([{"name": "a", "ts": 1}, )J" + std::string(kOne) + "]", DiagnosticKind::MissingField, "ph", 1);
-    diag("ph of the wrong type", R"J([{"ph": 5, "name": "a", "ts": 1}, )J" + std::string(kOne) + "]",
-         DiagnosticKind::WrongType, "ph", 1);
-    diag("name of the wrong type", R"J([{"ph": "X", "name": {"a": 1}, "pid": 1, "tid": 1, "ts": 1, "dur": 1}])J",
-         DiagnosticKind::WrongType, "name", 1);
-    diag("pid of the wrong type", R"J([{"ph": "X", "name": "a", "pid": [1], "tid": 1, "ts": 1, "dur": 1}])J",
-         DiagnosticKind::WrongType, "pid", 1);
-    diag("missing dur", R"J([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1}])J", DiagnosticKind::MissingDuration,
-         "dur", 1);
-    diag("negative duration", R"J([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 10, "dur": -5}])J",
-         DiagnosticKind::NegativeDuration, "-5000", 1);
-    diag("ts beyond int64 ns", R"J([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 99999999999999999999, "dur": 1}, )J" +
-         std::string(kOne) + "]", DiagnosticKind::NumberOutOfRange, "ts", 1);
-    diag("dur beyond range", R"J([{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1e400}])J",
-         DiagnosticKind::NumberOutOfRange, "dur", 1);
-    diag("pid beyond int64 becomes a named row", R"J([{"ph": "X", "name": "a", "pid": 99999999999999999999, "tid": 1, "ts": 1, "dur": 1}])J",
-         DiagnosticKind::Count, "", 1);
-    diag("non-UTF-8 name", std::string("[{\"ph\": \"X\", \"name\": \"bad\xff\xfe\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1}]"),
-         DiagnosticKind::InvalidUtf8, "replaced", 1);
-    diag("elements that are not objects", "[1, \"two\", [3], null, " + std::string(kOne) + "]",
-         DiagnosticKind::EventNotObject, "", 1);
-    diag("unsupported phase", R"J([{"ph": "P", "name": "sample", "pid": 1, "tid": 1, "ts": 1}, )J" + std::string(kOne) + "]",
-         DiagnosticKind::UnsupportedPhase, "\"P\"", 1);
-    diag("unmatched E", R"J([{"ph": "E", "pid": 1, "tid": 1, "ts": 5}, )J" + std::string(kOne) + "]",
-         DiagnosticKind::UnmatchedEnd, "", 1);
-    diag("unsorted events", R"J([{"ph": "X", "name": "b", "pid": 1, "tid": 1, "ts": 9, "dur": 1}, )J" + std::string(kOne) + "]",
-         DiagnosticKind::Count, "", 2);
-    diag("object never closed", R"J({"traceEvents": [)J" + std::string(kOne) + "]", DiagnosticKind::TruncatedInput,
-         "trace object", 1);
-    diag("event array never closed", R"J({"traceEvents": [)J" + std::string(kOne) + ",\n", DiagnosticKind::TruncatedInput,
-         "traceEvents array", 1);
-    diag("gzip with trailing garbage", gz + "trailing", DiagnosticKind::Count, "", 200);
-    // Nesting inside args is kept raw, not walked: the event loads (args read back
-    // later report the depth; see deepArgsReadBack).
-    diag("deep nesting in args", deepArgs(5000), DiagnosticKind::Count, "", 1);
-    diag("deep nesting as an event", "[" + std::string(5000, '[') + std::string(5000, ']') + "]",
-         DiagnosticKind::EventNotObject, "", 0);
+    for (const test::BadInput& b : test::badInputTable())
+        QTest::newRow(b.name.c_str()) << QByteArray(b.bytes.data(), static_cast<int>(b.bytes.size())) << b.ok << b.error
+                                      << b.diagnostic << QString::fromStdString(b.fragment) << b.slices;
 }
 
 void TestBadInput::table() {
@@ -200,6 +118,44 @@ void TestBadInput::truncatedJsonKeepsEverythingBeforeTheCut() {
     const auto& ex = r.value()->diagnostics().examples(DiagnosticKind::TruncatedInput);
     QVERIFY(!ex.empty());
     QCOMPARE(ex.front().byteOffset, uint64_t(eventStart + 2));
+}
+void TestBadInput::tracesOverTheMemoryBudgetAreRefusedWithTheirSize() {
+    QTemporaryDir dir;
+    const std::filesystem::path root(dir.path().toStdString());
+    const std::string text = manyEvents(4000);  // ~600 kB of JSON
+    test::writeFile(root / "plain.json", text);
+    test::writeFile(root / "packed.json.gz", test::gzipText(manyEvents(40000)));
+    importers::ImportOptions o;
+    // A plain file: refused from its size before anything is read.
+    o.memoryBudgetBytes = 50'000;
+    auto r = importers::importPath(root / "plain.json", o);
+    QVERIFY(!r);
+    QCOMPARE(r.error().kind, ErrorKind::OverMemoryBudget);
+    QVERIFY2(QString::fromStdString(r.error().message).contains("kB of JSON) needs about"), r.error().message.c_str());
+    QVERIFY2(QString::fromStdString(r.error().message).contains("50 kB"), r.error().message.c_str());
+    // Compressed: refused while reading, with what the whole would need.
+    o.memoryBudgetBytes = 400'000;
+    r = importers::importPath(root / "packed.json.gz", o);
+    QVERIFY(!r);
+    QCOMPARE(r.error().kind, ErrorKind::OverMemoryBudget);
+    QVERIFY2(QString::fromStdString(r.error().message).contains("events in the first"), r.error().message.c_str());
+    // Within the budget: read as usual.
+    o.memoryBudgetBytes = 64'000'000;
+    QVERIFY(importers::importPath(root / "plain.json", o));
+    QVERIFY(importers::importPath(root / "packed.json.gz", o));
+    // A folder: the ranks share the budget; the file that passes it is named.
+    const auto run = root / "run";
+    std::filesystem::create_directories(run);
+    test::writeFile(run / "host_1.1.pt.trace.json", text);
+    test::writeFile(run / "host_2.1.pt.trace.json", text);
+    auto one = importers::importPath(run / "host_1.1.pt.trace.json");
+    QVERIFY(one);
+    const uint64_t firstTakes = one.value().traces.front().trace->memoryBytes();
+    o.memoryBudgetBytes = std::max<uint64_t>(firstTakes, 4000 * importers::kPeakBytesPerEvent) + 50'000;
+    auto s = importers::importPath(run, o);
+    QVERIFY(!s);
+    QCOMPARE(s.error().kind, ErrorKind::OverMemoryBudget);
+    QVERIFY2(QString::fromStdString(s.error().message).contains("file 2 of 2"), s.error().message.c_str());
 }
 #endif
 

@@ -26,6 +26,11 @@ struct ImportOptions {
     /// Keep a way back to each event's text for on-demand args (file reference,
     /// gzip index). Off saves the index memory of .gz inputs.
     bool keepEventSource = true;
+    /// Refuse (ErrorKind::OverMemoryBudget, naming the sizes) a trace whose model would
+    /// need more than this many bytes, before the operating system kills the process for
+    /// it: checked before reading a plain file (from its size) and while reading any input
+    /// (from the events so far). 0: no limit. See memory_budget.h for a default.
+    uint64_t memoryBudgetBytes = 0;
 };
 
 } // namespace stallscope::importers

@@ -19,6 +19,7 @@ enum class ErrorKind {
     TooLarge,        // a single event or header beyond the supported size
     NoTraces,        // a folder without trace files
     Cancelled,       // the caller asked to stop
+    OverMemoryBudget,// the model would need more memory than ImportOptions::memoryBudgetBytes
 };
 
 const char* errorKindName(ErrorKind kind);
