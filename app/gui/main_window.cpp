@@ -17,6 +17,7 @@
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
@@ -26,6 +27,8 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+
+#include <filesystem>
 
 // The icons are compiled into this static library; register them before first use.
 static void initStallscopeResources() { Q_INIT_RESOURCE(stallscope); }
@@ -91,9 +94,9 @@ void MainWindow::createWidgets() {
 
     m_banner = new QLabel(this);
     m_banner->setWordWrap(true);
-    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_banner->setStyleSheet("QLabel { background: #fdecea; color: #8a1c14; border: 1px solid #f5c2bd; padding: 8px; }");
+    m_banner->setTextInteractionFlags(Qt::TextSelectableByMouse | Qt::LinksAccessibleByMouse);
     m_banner->hide();
+    connect(m_banner, &QLabel::linkActivated, this, [this] { showView(View::Notes); });
 
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_timeline);
@@ -269,6 +272,13 @@ void MainWindow::showRank(int index) {
                           .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
                           .arg(QString::number(m_doc->loadSeconds, 'f', 2))
                           .arg(QString::fromStdString(lt.analysis->window.description)));
+    const model::Diagnostics& diags = lt.entry.trace->diagnostics();
+    if (!diags.empty())
+        m_status->setText(m_status->text() + tr(" · %1 import notes").arg(QLocale().toString(qulonglong(diags.total()))));
+    m_banner->hide();
+    if (const QString problems = importProblems(diags); !problems.isEmpty())
+        showWarning(tr("%1 was read with problems: %2. Everything that could be read is shown.")
+                        .arg(QString::fromStdString(std::filesystem::path(lt.entry.path).filename().string()), problems));
     if (!m_search->text().isEmpty()) {
         m_timeline->setSearch(m_search->text());
         updateSearchLabel();
@@ -330,8 +340,38 @@ void MainWindow::fillNotes() {
 }
 
 void MainWindow::showError(const QString& message) {
+    m_bannerWarns = false;
+    m_banner->setStyleSheet("QLabel { background: #fdecea; color: #8a1c14; border: 1px solid #f5c2bd; padding: 8px; }");
+    m_banner->setTextFormat(Qt::PlainText);
     m_banner->setText(message);
     m_banner->show();
+}
+
+void MainWindow::showWarning(const QString& message) {
+    m_bannerWarns = true;
+    m_banner->setStyleSheet("QLabel { background: #fff4d6; color: #6b4a00; border: 1px solid #f0d48a; padding: 8px; }");
+    m_banner->setTextFormat(Qt::RichText);
+    m_banner->setText(message.toHtmlEscaped() + QStringLiteral(" <a href='#notes'>%1</a>").arg(tr("Import notes")));
+    m_banner->show();
+}
+
+QString MainWindow::importProblems(const model::Diagnostics& d) {
+    // What was lost or changed (Error severity): the user must know before trusting a number.
+    QStringList parts;
+    for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
+        const auto kind = static_cast<model::DiagnosticKind>(k);
+        const auto& info = model::diagnosticInfo(kind);
+        if (!d.count(kind) || info.severity != model::Severity::Error) continue;
+        QString part = QString("%1 × %2").arg(QLocale().toString(qulonglong(d.count(kind))),
+                                               QString::fromStdString(std::string(info.summary)));
+        if (!d.examples(kind).empty()) {
+            const auto& ex = d.examples(kind).front();
+            part += " (" + (ex.byteOffset == model::Diagnostics::kNoOffset ? QString() : tr("byte %1: ").arg(ex.byteOffset)) +
+                    QString::fromStdString(ex.detail).left(160) + ")";
+        }
+        parts << part;
+    }
+    return parts.join("; ");
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

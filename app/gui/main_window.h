@@ -67,6 +67,8 @@ public:
     [[nodiscard]] const Document* document() const { return m_doc.get(); }
     [[nodiscard]] int currentRank() const { return m_rank; }
     [[nodiscard]] QLabel* errorBanner() const { return m_banner; }
+    /// True when the banner shows a warning (amber: read with problems), not an error.
+    [[nodiscard]] bool bannerIsWarning() const { return m_bannerWarns; }
     [[nodiscard]] QLabel* statusLabel() const { return m_status; }
     [[nodiscard]] QPushButton* stopButton() const { return m_stop; }
     [[nodiscard]] bool loading() const;
@@ -83,6 +85,9 @@ private:
     void updateRecentMenu();
     void addRecent(const QString& path);
     void showError(const QString& message);
+    /// The amber banner, with a link to the import notes.
+    void showWarning(const QString& message);
+    static QString importProblems(const model::Diagnostics& diagnostics);
     void onLoaded(std::shared_ptr<Document> doc);
     void fillSteps();
     void fillNotes();
@@ -107,6 +112,7 @@ private:
     QTextBrowser* m_notes = nullptr;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_banner = nullptr;
+    bool m_bannerWarns = false;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     QLabel* m_status = nullptr;
