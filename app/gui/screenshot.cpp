@@ -1,9 +1,11 @@
 #include "screenshot.h"
 
+#include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
 
 #include <QApplication>
+#include <QElapsedTimer>
 #include <QSplitter>
 
 namespace stallscope::gui {
@@ -20,6 +22,12 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
         if (auto* split = w.centralWidget()->findChild<QSplitter*>()) split->setSizes({o.size.height() * 2 / 5, o.size.height() * 3 / 5});
     }
     w.show();
+    // The flame graph is built on the thread pool: wait for it (bounded) before the picture.
+    QElapsedTimer waited;
+    waited.start();
+    const auto* flame = w.findChild<FlamePanel*>();
+    while (flame && flame->building() && waited.elapsed() < 60000)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
     const QPixmap shot = w.grab();
     if (!shot.save(o.output, "PNG")) {
