@@ -243,6 +243,59 @@ private Q_SLOTS:
         QCOMPARE(model::loopStallCount(), stallsBefore);
     }
 
+    void unsortedAndOverlappingLanesStillEnd() {
+        // A lane the index would never build (reversed, so starts decrease; shuffled
+        // overlapping slices): the helpers must still answer inside the lane and end.
+        test::Watchdog dog(20s);
+        const auto trace = load(test::RandomTrace(5, test::RandomShape::Nested).json());
+        QVERIFY(trace);
+        auto index = std::make_shared<TimelineIndex>(*TimelineIndex::build(*trace));
+        std::mt19937_64 rng(5);
+        for (size_t ti = 0; ti < index->lanes.size(); ++ti)
+            for (size_t d = 0; d < index->lanes[ti].size(); ++d) {
+                auto& lane = index->lanes[ti][d];
+                if (d % 2) std::reverse(lane.begin(), lane.end());
+                else std::shuffle(lane.begin(), lane.end(), rng);
+                // Samples and maxima recomputed over the disordered lane, as build() would.
+                auto& smp = index->samples[ti][d];
+                auto& me = index->maxEnds[ti][d];
+                smp.clear();
+                me.clear();
+                int64_t running = model::kMinNs;
+                for (size_t k = 0; k < lane.size(); ++k) {
+                    if (k % TimelineIndex::kSample == 0) smp.push_back(trace->slices().start[lane[k]]);
+                    running = std::max(running, trace->slices().end(lane[k]));
+                    if (k % TimelineIndex::kSample == TimelineIndex::kSample - 1 || k + 1 == lane.size()) me.push_back(running);
+                }
+            }
+        TimelineLayout layout;
+        layout.build(trace, nullptr, index);
+        const uint64_t stalls = model::loopStallCount();
+        for (const Lane& l : lanesOf(layout)) {
+            const size_t n = layout.lane(l.track, l.depth).size();
+            for (int q = 0; q < 30; ++q) {
+                const size_t from = rng() % (n + 3);
+                const int64_t t = trace->startNs() + int64_t(rng() % 4'000'000'000ULL);
+                const size_t got = layout.seek(l.track, l.depth, from, t);
+                QVERIFY(got >= std::min(from, n) && got <= n);
+                QVERIFY(layout.firstVisible(l.track, l.depth, t) <= n);
+            }
+            for (double nsPerPx : {0.01, 10.0, 1e4, 1e7}) {
+                TimelineViewport vp;
+                vp.startNs = trace->startNs();
+                vp.nsPerPx = nsPerPx;
+                dog.beat("unsorted lane, " + std::to_string(nsPerPx) + " ns/px");
+                size_t items = 0;
+                walkLane(layout, l.track, l.depth, vp, [&](const LaneItem& it) {
+                    QVERIFY(it.last > it.first && it.last <= n);
+                    ++items;
+                });
+                QVERIFY(items <= n);
+            }
+        }
+        QCOMPARE(model::loopStallCount(), stalls);
+    }
+
     void viewportMathIsTotal() {
         for (int64_t start : {model::kMinNs, int64_t(-1), int64_t(0), int64_t(1'700'000'000'000'000'000), model::kMaxNs})
             for (double nsPerPx : {0.0, -5.0, 0.01, 1.0, 4649.666666666667, 1e18, 1e300, std::nan("")}) {
