@@ -84,17 +84,49 @@ private:
     bool m_args = false;
 };
 
-/// "[[8, 3, 224, 224], []]": digits, brackets, commas, signs and blanks only, balanced.
-bool isShapeList(std::string_view s) {
-    int depth = 0;
-    for (char c : s) {
-        if (c == '[') ++depth;
-        else if (c == ']') {
-            if (--depth < 0) return false;
-        } else if (!(c == ',' || c == ' ' || c == '-' || (c >= '0' && c <= '9'))) return false;
+/// "[[8, 3, 224, 224], []]": a JSON list of integers and such lists (written into the
+/// event's args as it is, so it must be valid JSON: "[1 2]" or "[[1]2]" are not).
+class ShapeList {
+public:
+    static bool valid(std::string_view s) {
+        ShapeList p(s);
+        p.blanks();
+        if (!p.list(0)) return false;
+        p.blanks();
+        return p.m_at == s.size();
     }
-    return depth == 0 && !s.empty() && s.front() == '[';
-}
+
+private:
+    explicit ShapeList(std::string_view s) : m_s(s) {}
+    void blanks() {
+        while (m_at < m_s.size() && m_s[m_at] == ' ') ++m_at;
+    }
+    bool eat(char c) {
+        blanks();
+        if (m_at < m_s.size() && m_s[m_at] == c) return ++m_at, true;
+        return false;
+    }
+    bool integer() {
+        blanks();
+        if (m_at < m_s.size() && m_s[m_at] == '-') ++m_at;
+        const size_t digits = m_at;
+        while (m_at < m_s.size() && m_s[m_at] >= '0' && m_s[m_at] <= '9') ++m_at;
+        return m_at > digits;
+    }
+    bool list(int depth) {
+        if (depth > 16 || !eat('[')) return false;
+        if (eat(']')) return true;
+        do {
+            blanks();
+            const bool ok = m_at < m_s.size() && m_s[m_at] == '[' ? list(depth + 1) : integer();
+            if (!ok) return false;
+        } while (eat(','));
+        return eat(']');
+    }
+
+    std::string_view m_s;
+    size_t m_at = 0;
+};
 
 /// The category as written and the row an activity goes to.
 struct Placement {
@@ -176,7 +208,7 @@ void cpuArgs(EventText& t, const EncodeInput& in) {
     if (a.kind() == Activity::CPU_OP) {
         if (a.sequence_number() >= 0) t.arg("Sequence number", a.sequence_number());
         if (!a.input_shapes().empty()) {
-            if (isShapeList(a.input_shapes())) t.key("Input Dims"), t.raw(a.input_shapes());
+            if (ShapeList::valid(a.input_shapes())) t.key("Input Dims"), t.raw(a.input_shapes());
             else t.argString("Input Dims", a.input_shapes());
         }
     }
@@ -236,6 +268,15 @@ bool encodeActivity(const EncodeInput& in, std::string& text, PendingEvent& ev, 
         problem = "an activity of unknown kind " + std::to_string(static_cast<int>(a.kind()));
         return false;
     }
+    // Times the file can hold: ts relative to baseTimeNanoseconds and the duration must be
+    // int64 ns, or the importer would read another time back (or none).
+    int64_t relative = 0, dur = 0;
+    if (__builtin_sub_overflow(a.start_ns(), in.baseNs, &relative) ||
+        (a.end_ns() > a.start_ns() && __builtin_sub_overflow(a.end_ns(), a.start_ns(), &dur))) {
+        problem = "an activity at a time out of range (start " + std::to_string(a.start_ns()) + " ns, end " +
+                  std::to_string(a.end_ns()) + " ns)";
+        return false;
+    }
     ev = PendingEvent{};
     ev.instant = p.instant;
     ev.gpuRow = p.gpuRow;
@@ -247,7 +288,7 @@ bool encodeActivity(const EncodeInput& in, std::string& text, PendingEvent& ev, 
                                                   : (a.pid() != 0 ? a.pid() : in.defaultPid);
     ev.tid = p.gpuRow ? a.stream() : a.tid();
     ev.start = a.start_ns();
-    ev.dur = a.end_ns() > a.start_ns() ? a.end_ns() - a.start_ns() : 0;
+    ev.dur = dur;
     if (in.correlation) ev.correlation = in.correlation;
 
     text += ",\n";

@@ -19,6 +19,26 @@ inline bool isBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == 
 inline bool isSeparator(char c) { return isBlank(c) || c == ','; }
 } // namespace
 
+size_t findArrayClose(std::string_view text) {
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\') ++i;
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ']' || c == '}') {
+            if (depth == 0) return c == ']' ? i : std::string_view::npos;
+            --depth;
+        }
+    }
+    return std::string_view::npos;
+}
+
 size_t findEventLineStart(std::string_view text, size_t from) {
     size_t pos = from;
     while (pos < text.size()) {
@@ -123,7 +143,12 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
     if (err == simdjson::UNCLOSED_STRING) {
         // The text ends inside a string (a truncated file, or a block of minified JSON cut
         // mid-string): parse up to the last line break, else up to the last quote, and
-        // report the rest as truncated.
+        // report the rest as truncated. simdjson reports the open string before invalid
+        // UTF-8: replace (and count) it in all of the text now, the carried rest included,
+        // so every byte is counted once whichever block it is parsed in.
+        sanitizeUtf8(body, bodyLen, [&](size_t at) {
+            textDiagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
+        });
         const std::string_view b(body, bodyLen);
         size_t cut = b.rfind('\n');
         if (cut == std::string_view::npos || cut == 0) cut = b.rfind('"');
@@ -143,8 +168,25 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         return inner;  // ArrayClosed: the caller takes the suffix from the full text
     }
     if (err) {
+        // simdjson checks all of the text before parsing any of it, so an error in what
+        // follows the event array's ']' (read by the envelope parser, and not part of this
+        // block when the block is cut at that line) would fail the events: parse up to the
+        // ']' when the error lies after it.
+        if (const size_t close = findArrayClose(std::string_view(body, bodyLen)); close != std::string_view::npos) {
+            FramedText copy(close);
+            std::memcpy(copy.data(), body, close);
+            std::memset(copy.data() + close, 0, FramedText::kTail);
+            Outcome inner = parseInPlace(copy.data(), close, bodyOffset, true, out, textDiagnostics);
+            if (inner.end == End::Consumed) {
+                inner.end = End::ArrayClosed;
+                inner.afterArray = bodyOffset + close + 1;
+                inner.stop = inner.afterArray;
+            }
+            if (inner.end != End::SyntaxError) return inner;
+        }
         res.end = End::SyntaxError;
         res.errorOffset = bodyOffset;
+        res.stop = bodyOffset;
         res.error = simdjson::error_message(err);
         return res;
     }
@@ -173,6 +215,12 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
                     std::string_view skipped;
                     err = el.get_array().get(inner);
                     if (!err) err = inner.raw_json().get(skipped);
+                    if (!err && skipped.data() + skipped.size() > bodyEnd) {
+                        // It was closed by our ']': the block ends inside this array.
+                        res.end = End::Truncated;
+                        res.stop = absolute(elemStart);
+                        return res;
+                    }
                 } else {
                     const std::string_view token = el.raw_json_token();
                     scalarEnd = token.data() + token.size();
@@ -214,18 +262,23 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         if (next >= bodyEnd) break;
     }
     // The loop ended: either our closing bracket (everything consumed) or the real end
-    // of the event array inside this block.
-    const char* loc = nullptr;
-    if (next < bodyEnd && doc.current_location().get(loc) == SUCCESS && loc <= bodyEnd) {
-        // `next` points at the real ']' of traceEvents.
-        const char* p = next;
-        while (p < bodyEnd && isSeparator(*p)) ++p;
-        if (p < bodyEnd && *p == ']') {
-            res.end = End::ArrayClosed;
+    // of the event array inside this block; anything else is not JSON (simdjson's
+    // iterator can stop at a token that is neither ',' nor ']').
+    const char* p = next;
+    while (p < bodyEnd && isSeparator(*p)) ++p;
+    if (p < bodyEnd) {
+        const char* loc = nullptr;
+        if (*p == ']' && doc.current_location().get(loc) == SUCCESS && loc <= bodyEnd) {
+            res.end = End::ArrayClosed;  // `p` is the real ']' of traceEvents
             res.afterArray = absolute(p + 1);
             res.stop = res.afterArray;
             return res;
         }
+        res.end = End::SyntaxError;
+        res.errorOffset = absolute(p);
+        res.stop = absolute(p);
+        res.error = "expected ',' or ']' after an event";
+        return res;
     }
     res.end = End::Consumed;
     res.stop = baseOffset + len;

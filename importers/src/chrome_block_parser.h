@@ -55,6 +55,10 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+/// Position of the ']' that closes an array whose elements `text` starts with (brackets
+/// and braces counted outside strings), or npos.
+size_t findArrayClose(std::string_view text);
+
 /// Position of the first line start (at or after `from`) whose first non-blank byte is
 /// '{', or npos. Position 0 counts as a line start.
 size_t findEventLineStart(std::string_view text, size_t from = 0);

@@ -11,6 +11,7 @@
 #include "stallscope/model/trace_builder.h"
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <map>
 #include <mutex>
@@ -156,13 +157,20 @@ public:
             m_merger.mergeDiagnostics(textDiags);
             return applyEnd(s, t.view(), offset);
         }
-        std::string joined = std::move(m_carry);
-        joined += text;
+        // Parsed in place (not through a copy) so that what is carried on is the text with
+        // its invalid UTF-8 replaced, and no byte is counted twice.
+        FramedText joined(m_carry.size() + text.size());
+        std::memcpy(joined.data(), m_carry.data(), m_carry.size());
+        std::memcpy(joined.data() + m_carry.size(), text.data(), text.size());
+        joined.setSize(m_carry.size() + text.size());
+        std::memset(joined.data() + joined.size(), 0, FramedText::kTail);
         const uint64_t joinedOffset = m_carryOffset;
         m_carry.clear();
-        const auto s = m_seq.parse(joined, joinedOffset, true, m_batch);
+        model::Diagnostics textDiags;
+        const auto s = m_seq.parseInPlace(joined.data(), joined.size(), joinedOffset, true, m_batch, textDiags);
         m_merger.merge(m_batch);
-        return applyEnd(s, joined, joinedOffset);
+        m_merger.mergeDiagnostics(textDiags);
+        return applyEnd(s, joined.view(), joinedOffset);
     }
 
     [[nodiscard]] bool closed() const { return m_closed; }

@@ -28,12 +28,22 @@ std::string cleanText(std::string_view s) {
 void appendString(std::string& out, std::string_view s) { JsonWriter::escape(out, cleanText(s)); }
 
 /// One above the largest integer pid, so the findings process never shares a row with the
-/// trace's own processes (string pids cannot collide with an integer).
+/// trace's own processes (string pids cannot collide with an integer); when INT64_MAX is
+/// taken, the smallest positive pid that is free.
 int64_t findingsPid(const model::Trace& t) {
     int64_t top = 0;
+    std::vector<int64_t> used;
     for (const auto& p : t.processes())
-        if (!p.key.isString()) top = std::max(top, p.key.number);
-    return top == INT64_MAX ? INT64_MIN : top + 1;
+        if (!p.key.isString()) {
+            top = std::max(top, p.key.number);
+            used.push_back(p.key.number);
+        }
+    if (top < INT64_MAX) return top + 1;
+    std::sort(used.begin(), used.end());
+    int64_t pid = 1;
+    for (const int64_t u : used)
+        if (u == pid) ++pid;  // sorted: each match moves past one taken pid
+    return pid;
 }
 
 struct Addition {

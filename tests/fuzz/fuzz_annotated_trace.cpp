@@ -37,14 +37,14 @@ std::string clean(std::string_view s) {
     return c;
 }
 
-/// Two findings of our own: the first slice's name as id and the last one's as title,
+/// Two findings of our own: the first slice's name in the id and the last one's as title,
 /// ranges at the first and last slices (or the span).
 void addOwnFindings(const model::Trace& t, analysis::AnalysisResult& a) {
     const auto& s = t.slices();
     analysis::Finding f;
     f.kind = analysis::FindingKind::LowUtilization;
     f.severity = analysis::FindingSeverity::Note;
-    f.id = s.size() ? std::string(t.str(s.name[0])) : "fuzz/none";
+    f.id = "fuzz/" + (s.size() ? std::string(t.str(s.name[0])) : std::string("none"));  // a thread name: never empty
     f.title = s.size() ? std::string(t.str(s.name[s.size() - 1])) : "no slices";
     f.fix = s.size() ? std::string(t.str(s.category[0])) : "";
     f.snippet = "x = \"\\\\\"\n\t</script>";

@@ -18,8 +18,12 @@
 #include "stallscope/capture/session.h"
 #include "stallscope/importers/importer.h"
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <csignal>
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <thread>
 #include <unistd.h>
@@ -66,8 +70,12 @@ struct Stream {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-    static const bool sigpipeIgnored = [] { return std::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
-    (void)sigpipeIgnored;  // a writer whose reader gave up gets EPIPE, not a signal
+    static const bool once = [] {
+        std::signal(SIGPIPE, SIG_IGN);               // a writer whose reader gave up gets EPIPE
+        google::protobuf::SetLogHandler(nullptr);    // "invalid UTF-8" for every such message
+        return true;
+    }();
+    (void)once;
     const std::string input(reinterpret_cast<const char*>(data), size);
     const uint64_t hash = fuzz::inputHash(input);
     std::vector<std::string> parts;
@@ -136,7 +144,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::checkModel(kTarget, *final);
     fuzz::readBackEvents(kTarget, *final, 16);
     auto again = importers::importFile(output);
-    STALLSCOPE_FUZZ_CHECK(again, "the recording does not import: " + again.error().message);
+    if (!again) {
+        std::string near;
+        if (!gzipOutput) {  // the text around the problem
+            std::ifstream f(output, std::ios::binary);
+            const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+            const size_t at = std::min<uint64_t>(again.error().byteOffset, text.size());
+            near = " near '" + text.substr(at > 120 ? at - 120 : 0, 240) + "'";
+        }
+        fuzz::fail(kTarget, "the recording does not import: " + again.error().message + near);
+    }
     fuzz::checkModel(kTarget, *again.value());
     fuzz::CompareOptions cmp;
     cmp.importCounts = false;  // the session's model does not count file entries

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -96,6 +97,113 @@ uint64_t inputHash(std::string_view bytes) {
     uint64_t h = 1469598103934665603ull;
     for (const char c : bytes) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
     return h;
+}
+
+// ---------------------------------------------------------------- JSON validator
+
+JsonShape jsonShape(std::string_view s) {
+    size_t i = 0;
+    const size_t n = s.size();
+    if (s.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
+    auto ws = [&] {
+        while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+    };
+    auto digits = [&] {
+        const size_t from = i;
+        while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+        return i - from;
+    };
+    // Returns Valid when a scalar was read whole, Prefix when the input ends inside it.
+    auto scalar = [&]() -> JsonShape {
+        const char c = s[i];
+        if (c == '"') {
+            for (++i; i < n; ++i) {
+                const auto u = static_cast<unsigned char>(s[i]);
+                if (u == '"') return ++i, JsonShape::Valid;
+                if (u < 0x20) return JsonShape::Invalid;
+                if (u != '\\') continue;
+                if (++i >= n) return JsonShape::Prefix;
+                if (std::string_view("\"\\/bfnrt").find(s[i]) != std::string_view::npos) continue;
+                if (s[i] != 'u') return JsonShape::Invalid;
+                for (int k = 0; k < 4; ++k) {
+                    if (++i >= n) return JsonShape::Prefix;
+                    if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return JsonShape::Invalid;
+                }
+            }
+            return JsonShape::Prefix;
+        }
+        for (const std::string_view lit : {std::string_view("true"), std::string_view("false"), std::string_view("null")}) {
+            if (c != lit[0]) continue;
+            const size_t have = std::min(lit.size(), n - i);
+            if (s.substr(i, have) != lit.substr(0, have)) return JsonShape::Invalid;
+            i += have;
+            return have == lit.size() ? JsonShape::Valid : JsonShape::Prefix;
+        }
+        if (c != '-' && !(c >= '0' && c <= '9')) return JsonShape::Invalid;
+        if (c == '-') ++i;
+        if (i >= n) return JsonShape::Prefix;
+        if (s[i] == '0') ++i;
+        else if (!digits()) return JsonShape::Invalid;
+        if (i < n && s[i] == '.') {
+            ++i;
+            if (!digits()) return i >= n ? JsonShape::Prefix : JsonShape::Invalid;
+        }
+        if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+            ++i;
+            if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+            if (!digits()) return i >= n ? JsonShape::Prefix : JsonShape::Invalid;
+        }
+        return i >= n ? JsonShape::Prefix : JsonShape::Valid;  // more digits could follow
+    };
+    enum class Want { Value, KeyOrEnd, Key, Colon, CommaOrEnd };
+    std::vector<char> stack;
+    Want want = Want::Value;
+    while (true) {
+        ws();
+        if (i >= n) return stack.empty() && want == Want::CommaOrEnd ? JsonShape::Valid : JsonShape::Prefix;
+        const char c = s[i];
+        switch (want) {
+        case Want::Value:
+        case Want::KeyOrEnd:
+            if (want == Want::KeyOrEnd && c == '}') {
+                ++i, stack.pop_back(), want = Want::CommaOrEnd;
+                continue;
+            }
+            if (want == Want::KeyOrEnd && c != '"') return JsonShape::Invalid;
+            if (want == Want::Value && c == '[') {
+                ++i, stack.push_back('[');
+                ws();
+                if (i < n && s[i] == ']') ++i, stack.pop_back(), want = Want::CommaOrEnd;
+                continue;
+            }
+            if (want == Want::Value && c == '{') {
+                ++i, stack.push_back('{'), want = Want::KeyOrEnd;
+                continue;
+            }
+            [[fallthrough]];
+        case Want::Key: {
+            if (want == Want::Key && c != '"') return JsonShape::Invalid;
+            const bool key = want != Want::Value;
+            const JsonShape r = scalar();
+            if (r != JsonShape::Valid) return r;
+            want = key ? Want::Colon : Want::CommaOrEnd;
+            continue;
+        }
+        case Want::Colon:
+            if (c != ':') return JsonShape::Invalid;
+            ++i, want = Want::Value;
+            continue;
+        case Want::CommaOrEnd:
+            if (stack.empty()) return JsonShape::Invalid;  // text after the top-level value
+            if (c == ',') {
+                ++i, want = stack.back() == '{' ? Want::Key : Want::Value;
+                continue;
+            }
+            if (c != (stack.back() == '{' ? '}' : ']')) return JsonShape::Invalid;
+            ++i, stack.pop_back();
+            continue;
+        }
+    }
 }
 
 // ---------------------------------------------------------------- model invariants

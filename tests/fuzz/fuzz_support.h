@@ -34,6 +34,12 @@ std::string gzipText(std::string_view text, int level);
 /// (block sizes, modes of targets whose seeds are plain JSON).
 uint64_t inputHash(std::string_view bytes);
 
+/// Whether `text` is JSON (RFC 8259; bytes >= 0x80 taken as they are, a UTF-8 byte-order
+/// mark allowed first): Valid, a Prefix of some valid JSON text (input cut short), or
+/// Invalid. An independent validator (no simdjson), iterative.
+enum class JsonShape { Valid, Prefix, Invalid };
+JsonShape jsonShape(std::string_view text);
+
 /// Checks the model's structural promises (trace.h): per-track slices contiguous and sorted
 /// by (start asc, dur desc), parents and depths consistent, every id in range, indexes
 /// sorted, the span covering everything. Aborts with the broken promise.
