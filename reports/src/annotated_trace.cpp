@@ -2,6 +2,7 @@
 
 #include "stallscope/analysis/json_writer.h"
 #include "stallscope/importers/source_text.h"
+#include "stallscope/model/time_math.h"
 #include "stallscope/reports/atomic_file.h"
 
 #include <algorithm>
@@ -49,6 +50,7 @@ int64_t findingsPid(const model::Trace& t) {
 struct Addition {
     std::string text; // events separated by ",\n", no separator before or after
     uint64_t events = 0;
+    uint64_t skipped = 0; // ranges whose times the file cannot hold
     void push(const JsonWriter& w) {
         if (events++) text += ",\n";
         text += w.str();
@@ -67,13 +69,13 @@ JsonWriter metadataEvent(int64_t pid, int64_t tid, int64_t tsNs, std::string_vie
     return w;
 }
 
-JsonWriter findingSlice(const analysis::Finding& f, const analysis::Interval& r, int64_t pid,
-                        int64_t tid, int64_t baseNs) {
+JsonWriter findingSlice(const analysis::Finding& f, int64_t relativeStart, int64_t length, int64_t pid,
+                        int64_t tid) {
     JsonWriter w(false);
     w.beginObject().key("ph").value("X").key("cat").value(kFindingsCategory);
     w.key("name").value(cleanText(f.title));
     w.key("pid").value(pid).key("tid").value(tid);
-    w.key("ts").micros(r.start - baseNs).key("dur").micros(r.length());
+    w.key("ts").micros(relativeStart).key("dur").micros(length);
     w.key("args").beginObject();
     w.key("finding").value(cleanText(f.id));
     w.key("kind").value(analysis::findingKindName(f.kind));
@@ -93,7 +95,7 @@ JsonWriter findingSlice(const analysis::Finding& f, const analysis::Interval& r,
 Addition findingsEvents(const model::Trace& t, const analysis::AnalysisResult& a, int64_t pid,
                         int64_t baseNs) {
     Addition add;
-    const int64_t metaTs = t.startNs() - baseNs;
+    const int64_t metaTs = model::satSub(t.startNs(), baseNs);
     add.push(metadataEvent(pid, 0, metaTs, "process_name", "name", kFindingsProcessName));
     add.push(metadataEvent(pid, 0, metaTs, "process_sort_index", "sort_index", int64_t(-1)));
     int64_t tid = 0;
@@ -103,7 +105,17 @@ Addition findingsEvents(const model::Trace& t, const analysis::AnalysisResult& a
         const std::string id = cleanText(f.id);
         add.push(metadataEvent(pid, tid, metaTs, "thread_name", "name", std::string_view(id)));
         add.push(metadataEvent(pid, tid, metaTs, "thread_sort_index", "sort_index", tid));
-        for (const auto& r : f.ranges) add.push(findingSlice(f, r, pid, tid, baseNs));
+        for (const auto& r : f.ranges) {
+            // The file's ts is relative to its baseTimeNanoseconds and an importer reads
+            // ts + dur as int64 ns: a range that cannot be written so is left out (counted).
+            int64_t rel = 0, relEnd = 0;
+            const int64_t length = r.end > r.start ? model::satSub(r.end, r.start) : 0;
+            if (__builtin_sub_overflow(r.start, baseNs, &rel) || __builtin_add_overflow(rel, length, &relEnd)) {
+                ++add.skipped;
+                continue;
+            }
+            add.push(findingSlice(f, rel, length, pid, tid));
+        }
     }
     return add;
 }
@@ -321,6 +333,7 @@ bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResu
         }
         result.copiedSource = c == Copy::Ok;
         result.addedEvents = add.events;
+        result.skippedRanges = add.skipped;
         if (!result.copiedSource)
             result.fromModelReason = trace.metadata().sourcePath + " changed since it was opened";
     }
@@ -332,6 +345,7 @@ bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResu
             return false;
         }
         result.addedEvents = add.events;
+        result.skippedRanges = add.skipped;
     }
     if (outcome) *outcome = std::move(result);
     return true;

@@ -98,7 +98,7 @@ uint32_t Trace::firstSliceEndingAtOrAfter(TrackId t, int64_t ns) const {
     uint32_t i = tr.sliceBegin + b * kEndIndexStride;
     const uint32_t stop = std::min(tr.sliceEnd, i + kEndIndexStride);
     for (; i < stop; ++i)
-        if (m_slices.start[i] + m_slices.dur[i] >= ns) return i;
+        if (m_slices.end(i) >= ns) return i;
     return stop;  // unreachable when the index is consistent
 }
 

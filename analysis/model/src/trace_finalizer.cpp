@@ -93,14 +93,14 @@ void TraceFinalizer::pairBeginEnd() {
     int64_t lastTs = INT64_MIN;
     for (const auto& e : be) lastTs = std::max(lastTs, e.ts);
     const SliceTable& sl = m_t.m_slices;
-    for (size_t i = 0; i < sl.size(); ++i) lastTs = std::max(lastTs, sl.start[i] + sl.dur[i]);
+    for (size_t i = 0; i < sl.size(); ++i) lastTs = std::max(lastTs, sl.end(i));
 
     std::vector<const BeginEnd*> stack;
     auto closeOpen = [&]() {
         for (const BeginEnd* b : stack) {
             m_t.m_diagnostics.add(DiagnosticKind::UnterminatedBegin, b->srcOffset,
                                   std::string(m_t.m_strings.view(b->name)));
-            SliceRow row{b->ts, lastTs - b->ts, b->track, b->name, b->category,
+            SliceRow row{b->ts, satSub(lastTs, b->ts), b->track, b->name, b->category,
                          kindFromCategory(m_t.m_strings.view(b->category), b->category.value != 0),
                          b->correlation, SliceExtra::kNone, b->srcOffset, b->srcLength,
                          static_cast<uint8_t>(kSliceFromBeginEnd | kSliceUnterminated)};
@@ -125,7 +125,7 @@ void TraceFinalizer::pairBeginEnd() {
         }
         const BeginEnd* b = stack.back();
         stack.pop_back();
-        SliceRow row{b->ts, e.ts - b->ts, b->track, b->name, b->category,
+        SliceRow row{b->ts, satSub(e.ts, b->ts), b->track, b->name, b->category,
                      kindFromCategory(m_t.m_strings.view(b->category), b->category.value != 0),
                      b->correlation, SliceExtra::kNone, b->srcOffset, b->srcLength,
                      kSliceFromBeginEnd};
@@ -255,7 +255,7 @@ void TraceFinalizer::computeNesting() {
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
             const int64_t start = s.start[i];
             // A slice that ends where this one starts is a sibling, not a parent.
-            while (!stack.empty() && s.start[stack.back()] + s.dur[stack.back()] <= start)
+            while (!stack.empty() && s.end(stack.back()) <= start)
                 stack.pop_back();
             s.parent[i] = stack.empty() ? SliceId() : SliceId(stack.back());
             const size_t depth = std::min<size_t>(stack.size(), UINT16_MAX);
@@ -263,7 +263,7 @@ void TraceFinalizer::computeNesting() {
             maxDepth = std::max<uint16_t>(maxDepth, static_cast<uint16_t>(depth));
             if (!stack.empty()) {
                 const uint32_t p = stack.back();
-                if (start + s.dur[i] > s.start[p] + s.dur[p]) {
+                if (s.end(i) > s.end(p)) {
                     s.flags[i] |= kSliceCrossesParent;
                     m_t.m_diagnostics.add(DiagnosticKind::CrossingSlices, s.srcOffset[i],
                                           std::string(m_t.m_strings.view(s.name[i])));
@@ -285,7 +285,7 @@ void TraceFinalizer::buildEndIndex() {
         int64_t runningMax = INT64_MIN;
         for (uint32_t b = tr.sliceBegin; b < tr.sliceEnd; b += kStride) {
             const uint32_t e = std::min(tr.sliceEnd, b + kStride);
-            for (uint32_t i = b; i < e; ++i) runningMax = std::max(runningMax, s.start[i] + s.dur[i]);
+            for (uint32_t i = b; i < e; ++i) runningMax = std::max(runningMax, s.end(i));
             idx.push_back(runningMax);
         }
     }
@@ -327,7 +327,7 @@ SliceId TraceFinalizer::enclosingSlice(TrackId track, int64_t ts) const {
     if (it == first) return {};
     SliceId cand(static_cast<uint32_t>((it - s.start.begin()) - 1));
     while (cand.valid()) {
-        if (s.start[cand.index()] <= ts && ts <= s.start[cand.index()] + s.dur[cand.index()])
+        if (s.start[cand.index()] <= ts && ts <= s.end(cand.index()))
             return cand;
         cand = s.parent[cand.index()];
     }
@@ -450,7 +450,7 @@ void TraceFinalizer::computeSpan() {
     const SliceTable& s = m_t.m_slices;
     for (size_t i = 0; i < s.size(); ++i) {
         lo = std::min(lo, s.start[i]);
-        hi = std::max(hi, s.start[i] + s.dur[i]);
+        hi = std::max(hi, s.end(i));
     }
     for (int64_t ts : m_t.m_instants.ts) lo = std::min(lo, ts), hi = std::max(hi, ts);
     for (int64_t ts : m_t.m_counterSamples.ts) lo = std::min(lo, ts), hi = std::max(hi, ts);
@@ -480,7 +480,7 @@ void TraceFinalizer::nameTracks() {
 void TraceFinalizer::buildDisplayOrder() {
     // Processes: CPU processes first, then GPUs by device, then string-keyed rows
     // (Spans, Traces); an explicit sort index wins within each group.
-    auto processRank = [this](const ProcessInfo& p) {
+    auto processRank = [](const ProcessInfo& p) {
         int group = p.gpuDevice >= 0 ? 1 : (p.key.isString() || p.key.number < 0) ? 2 : 0;
         const int64_t idx = p.hasSortIndex ? p.sortIndex
                             : p.gpuDevice >= 0 ? p.gpuDevice

@@ -25,6 +25,8 @@ struct AnnotatedTraceOutcome {
     std::string fromModelReason; // why the model was used (empty when copied)
     int64_t findingsPid = 0;     // pid of the "Stallscope findings" process
     uint64_t addedEvents = 0;    // events added: metadata and one slice per finding range
+    uint64_t skippedRanges = 0;  // finding ranges left out: their times relative to the file's
+                                 // baseTimeNanoseconds are beyond int64 ns (a hostile base)
 };
 
 /// Writes the original trace's events plus a "Stallscope findings" process whose tracks
