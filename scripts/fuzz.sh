@@ -4,6 +4,11 @@
 #
 #   ./scripts/fuzz.sh --seconds N   CI: each target N seconds, two at a time; exits 1 on any
 #                                   crash, hang, leak or OOM and prints where the input is
+#   ./scripts/fuzz.sh --runs R --seconds N
+#                                   CI as scripts/test.sh runs it: each target R inputs from
+#                                   the fresh seeds with a fixed -seed (the same inputs every
+#                                   run: a CI failure reproduces, a pass is not luck), at most
+#                                   N seconds
 #   ./scripts/fuzz.sh --minutes N   the long run: each target N minutes, one after the other,
 #                                   crashes collected without stopping (libFuzzer -fork)
 # Options:
@@ -11,6 +16,7 @@
 #   --targets a,b       only these (chrome_json chrome_gzip tensorboard capture_protocol
 #                       annotated_trace)
 #   --fresh             start from the seeds again (forget build/fuzz/corpus)
+#   --seed S            libFuzzer's -seed (default: 1 with --runs, else random)
 #   --no-build          use the binaries already in build/fuzz
 #
 # The corpus of each target is kept in build/fuzz/corpus/<target>, so later runs continue
@@ -29,20 +35,29 @@ JOBS=1
 TARGETS=(chrome_json chrome_gzip tensorboard capture_protocol annotated_trace)
 FRESH=0
 BUILD=1
+RUNS=""
+SEED=""
 while (($#)); do
   case "$1" in
     --seconds) SECONDS_PER_TARGET="$2"; shift 2 ;;
+    --runs) RUNS="$2"; shift 2 ;;
+    --seed) SEED="$2"; shift 2 ;;
     --minutes) MINUTES="$2"; shift 2 ;;
     --jobs) JOBS="$2"; shift 2 ;;
     --targets) IFS=, read -r -a TARGETS <<<"$2"; shift 2 ;;
     --fresh) FRESH=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 if [ -z "$SECONDS_PER_TARGET" ] && [ -z "$MINUTES" ]; then SECONDS_PER_TARGET=60; fi
 if [ -n "$MINUTES" ]; then RUN_SECONDS=$((MINUTES * 60)); MODE=long; else RUN_SECONDS="$SECONDS_PER_TARGET"; MODE=ci; fi
+if [ -n "$RUNS" ]; then
+  [ "$MODE" = ci ] || { echo "fuzz.sh: --runs is for the CI mode (--seconds)" >&2; exit 2; }
+  FRESH=1  # the same corpus every time: only then are the runs the same
+  SEED="${SEED:-1}"
+fi
 
 BUILD_DIR="$ROOT/build/fuzz"
 BIN="$BUILD_DIR/tests/fuzz"
@@ -95,6 +110,9 @@ run_target() {
   for d in ${SEED_DIRS[$t]} "tests/fuzz/regressions/$t"; do [ -d "$d" ] && dirs+=("$d"); done
   local common=(-rss_limit_mb=2048 -timeout=10 -max_len="${MAX_LEN[$t]}" -print_final_stats=1)
   [ -n "${DICT[$t]:-}" ] && common+=(-dict="$ROOT/tests/fuzz/json.dict")
+  local fixed=()  # the fuzzing run only, not the merge
+  [ -n "$SEED" ] && fixed+=(-seed="$SEED")
+  [ -n "$RUNS" ] && fixed+=(-runs="$RUNS")
   local start end rc
   start=$(date +%s)
   "$BIN/fuzz_$t" -merge=1 "${common[@]}" "$corpus" "${dirs[@]}" >"$LOGS/$t.merge.log" 2>&1 || true
@@ -102,7 +120,7 @@ run_target() {
     nice -n 10 "$BIN/fuzz_$t" "${common[@]}" -max_total_time="$RUN_SECONDS" -artifact_prefix="$artifacts/" \
       -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 "$corpus" >"$log" 2>&1 && rc=0 || rc=$?
   else
-    "$BIN/fuzz_$t" "${common[@]}" -max_total_time="$RUN_SECONDS" -artifact_prefix="$artifacts/" \
+    "$BIN/fuzz_$t" "${common[@]}" "${fixed[@]}" -max_total_time="$RUN_SECONDS" -artifact_prefix="$artifacts/" \
       "$corpus" >"$log" 2>&1 && rc=0 || rc=$?
   fi
   end=$(date +%s)

@@ -16,4 +16,4 @@ cmake --preset asan >/dev/null
 cmake --build --preset asan -j "$JOBS"
 ctest --preset asan -j "$JOBS"
 
-./scripts/fuzz.sh --seconds 45
+./scripts/fuzz.sh --runs 6000 --seconds 120

@@ -85,7 +85,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     m.device = d.device;
     for (const auto& p : c.trace.metadata().devices)
         if (p.id == d.device) m.name = p.name;
-    m.windowNs = hi - lo;
+    m.windowNs = hi - lo;  // model times: the difference fits (kModelTimeLimitNs)
     m.busyNs = lengthWithin(d.busy, lo, hi);
     m.kernelBusyNs = lengthWithin(d.kernelBusy, lo, hi);
     m.idleNs = m.windowNs - m.busyNs;
@@ -133,7 +133,11 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     m.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, lo, hi);
 
     // Utilisation over time.
-    m.utilizationBucketNs = std::max<int64_t>(1, c.options.utilizationBucketNs);
+    // At most kMaxUtilizationBuckets: a window of days (one stray event far from the rest)
+    // widens the buckets instead of asking for billions of them.
+    constexpr int64_t kMaxUtilizationBuckets = 100'000;
+    m.utilizationBucketNs = std::max<int64_t>({1, c.options.utilizationBucketNs,
+                                               m.windowNs / kMaxUtilizationBuckets + 1});
     m.utilizationSeries = bucketize(d.busy, lo, hi, m.utilizationBucketNs, false);
 
     for (size_t i = 0; i < tiles.size(); ++i) {

@@ -60,9 +60,12 @@ NsResult parseMicrosToNs(std::string_view t) {
     uint64_t ns;
     if (__builtin_mul_overflow(whole, uint64_t(1000), &ns) || __builtin_add_overflow(ns, frac, &ns))
         return {NumberStatus::OutOfRange, 0};
-    if (ns > static_cast<uint64_t>(INT64_MAX)) return {NumberStatus::OutOfRange, 0};
-    const int64_t v = static_cast<int64_t>(ns);
-    return {NumberStatus::Ok, neg ? -v : v};
+    // INT64_MIN ns (-9223372036854775.808 µs) is in range: what a writer of int64 ns emits
+    // for the earliest time must read back.
+    constexpr uint64_t kMinMagnitude = uint64_t(INT64_MAX) + 1;
+    if (ns > (neg ? kMinMagnitude : static_cast<uint64_t>(INT64_MAX))) return {NumberStatus::OutOfRange, 0};
+    if (neg) return {NumberStatus::Ok, static_cast<int64_t>(0 - ns)};  // two's complement: 2^63 -> INT64_MIN
+    return {NumberStatus::Ok, static_cast<int64_t>(ns)};
 }
 
 IntResult parseInt64(std::string_view t) {

@@ -23,6 +23,7 @@ const DiagnosticInfo& diagnosticInfo(DiagnosticKind kind) {
         {"unterminated_array", Severity::Info, "the event array has no closing bracket"},
         {"unknown_top_level_key", Severity::Info, "top-level keys kept as raw metadata"},
         {"invalid_metadata", Severity::Warning, "metadata values that could not be read"},
+        {"time_clamped", Severity::Warning, "times beyond the year 2116 or before 1824 (clamped there)"},
     }};
     return kInfo[static_cast<size_t>(kind)];
 }

@@ -74,13 +74,61 @@ void TraceFinalizer::run() {
 
 void TraceFinalizer::applyTimeBase() {
     const int64_t base = m_b.m_timeBase;
-    if (base == 0) return;
-    for (auto& v : m_t.m_slices.start) v = addBase(v, base);
-    for (auto& v : m_t.m_instants.ts) v = addBase(v, base);
-    for (auto& v : m_t.m_counterSamples.ts) v = addBase(v, base);
-    for (auto& m : m_t.m_memory) m.ts = addBase(m.ts, base);
-    for (auto& f : m_b.m_flowEndpoints) f.ts = addBase(f.ts, base);
-    for (auto& e : m_b.m_beginEnds) e.ts = addBase(e.ts, base);
+    if (base != 0) {
+        for (auto& v : m_t.m_slices.start) v = addBase(v, base);
+        for (auto& v : m_t.m_instants.ts) v = addBase(v, base);
+        for (auto& v : m_t.m_counterSamples.ts) v = addBase(v, base);
+        for (auto& m : m_t.m_memory) m.ts = addBase(m.ts, base);
+        for (auto& f : m_b.m_flowEndpoints) f.ts = addBase(f.ts, base);
+        for (auto& e : m_b.m_beginEnds) e.ts = addBase(e.ts, base);
+    }
+    clampTimes();
+}
+
+// The model's time range (time_math.h): what lies beyond ±kModelTimeLimitNs is clamped there
+// and counted, so every difference of two model times fits in int64.
+void TraceFinalizer::clampTimes() {
+    static constexpr int64_t lim = kModelTimeLimitNs;
+    auto outside = [](int64_t v) { return v < -lim || v > lim; };
+    auto clamp = [](int64_t v) { return std::clamp(v, -lim, lim); };
+    Diagnostics& d = m_t.m_diagnostics;
+    auto note = [&](uint64_t offset, int64_t v) {
+        d.add(DiagnosticKind::TimeClamped, offset, std::to_string(v) + " ns");
+    };
+    SliceTable& sl = m_t.m_slices;
+    for (size_t i = 0; i < sl.size(); ++i) {
+        const int64_t start = sl.start[i], end = sl.end(i);  // end saturates
+        if (!outside(start) && !outside(end)) continue;
+        note(sl.srcOffset[i], outside(start) ? start : end);
+        sl.start[i] = clamp(start);
+        sl.dur[i] = clamp(end) - sl.start[i];
+    }
+    InstantTable& in = m_t.m_instants;
+    for (size_t i = 0; i < in.size(); ++i)
+        if (outside(in.ts[i])) {
+            note(in.srcOffset[i], in.ts[i]);
+            in.ts[i] = clamp(in.ts[i]);
+        }
+    for (auto& v : m_t.m_counterSamples.ts)
+        if (outside(v)) {
+            note(UINT64_MAX, v);
+            v = clamp(v);
+        }
+    for (auto& m : m_t.m_memory)
+        if (outside(m.ts)) {
+            note(UINT64_MAX, m.ts);
+            m.ts = clamp(m.ts);
+        }
+    for (auto& f : m_b.m_flowEndpoints)
+        if (outside(f.ts)) {
+            note(UINT64_MAX, f.ts);
+            f.ts = clamp(f.ts);
+        }
+    for (auto& e : m_b.m_beginEnds)
+        if (outside(e.ts)) {
+            note(e.srcOffset, e.ts);
+            e.ts = clamp(e.ts);
+        }
 }
 
 void TraceFinalizer::pairBeginEnd() {

@@ -11,6 +11,7 @@ public:
 
 private:
     void applyTimeBase();
+    void clampTimes();
     void pairBeginEnd();
     void classifyTracks();
     void sortSlices();

@@ -3,6 +3,8 @@
 
 #include <QTest>
 
+#include <limits>
+
 using namespace stallscope::importers;
 
 Q_DECLARE_METATYPE(NumberStatus)
@@ -29,6 +31,13 @@ private Q_SLOTS:
         QTest::newRow("empty") << "" << NumberStatus::NotANumber << qint64(0);
         QTest::newRow("trailing junk") << "12x" << NumberStatus::NotANumber << qint64(0);
         QTest::newRow("beyond int64 ns") << "9223372036854776" << NumberStatus::OutOfRange << qint64(0);
+        // The ends of int64 ns, as a writer of int64 ns spells them, read back exactly.
+        QTest::newRow("INT64_MAX ns") << "9223372036854775.807" << NumberStatus::Ok
+                                      << qint64(std::numeric_limits<qint64>::max());
+        QTest::newRow("INT64_MIN ns") << "-9223372036854775.808" << NumberStatus::Ok
+                                      << qint64(std::numeric_limits<qint64>::min());
+        QTest::newRow("below INT64_MIN ns") << "-9223372036854775.809" << NumberStatus::OutOfRange << qint64(0);
+        QTest::newRow("above INT64_MAX ns") << "9223372036854775.808" << NumberStatus::OutOfRange << qint64(0);
         QTest::newRow("beyond uint64") << "99999999999999999999999" << NumberStatus::OutOfRange << qint64(0);
         QTest::newRow("huge exponent") << "1e300" << NumberStatus::OutOfRange << qint64(0);
     }

@@ -194,6 +194,32 @@ private Q_SLOTS:
         QCOMPARE(t->startNs(), base + 4458676522690655);
     }
 
+    void timesBeyondTheModelRangeAreClampedAndCounted() {
+        Fixture f;
+        f.b.setTimeBase(kModelTimeLimitNs - 100);
+        f.slice(f.cpu, -50, 10, "inside", EventKind::CpuOp);
+        f.slice(f.cpu, 50, 100, "ends beyond", EventKind::CpuOp);
+        f.slice(f.cpu, 200, 5, "starts beyond", EventKind::CpuOp);
+        const ProcessId p = f.b.process(RowKey{0, {}});
+        const CounterId c = f.b.counterSeries(p, f.b.intern("GPU 0 Utilization"), f.b.intern("v"));
+        f.b.appendCounter(c, kMinNs, 0.5);  // INT64_MIN + base: far below -limit
+        auto t = f.b.finish();
+        const SliceTable& s = t->slices();
+        QCOMPARE(s.size(), size_t(3));
+        QCOMPARE(t->diagnostics().count(DiagnosticKind::TimeClamped), uint64_t(3));
+        for (size_t i = 0; i < s.size(); ++i) {
+            QVERIFY(s.start[i] >= -kModelTimeLimitNs && s.end(i) <= kModelTimeLimitNs);
+            QVERIFY(s.dur[i] >= 0);
+        }
+        QCOMPARE(s.start[0], kModelTimeLimitNs - 150);                // untouched
+        QCOMPARE(s.end(1), kModelTimeLimitNs);                        // cut at the limit
+        QCOMPARE(s.start[2], kModelTimeLimitNs);                      // moved to it, 0 long
+        QCOMPARE(s.dur[2], int64_t(0));
+        QCOMPARE(t->counterSamples().ts[0], -kModelTimeLimitNs);
+        // Any two model times subtract without overflow.
+        QCOMPARE(t->endNs() - t->counterSamples().ts[0], 2 * kModelTimeLimitNs);
+    }
+
     void countersAreSortedPerSeries() {
         Fixture f;
         const ProcessId p = f.b.process(RowKey{0, {}});

@@ -149,7 +149,7 @@ struct DeviceMetrics {
     int64_t commNs = 0, commOverlapNs = 0;
     std::vector<StepMetrics> steps;
     std::vector<StreamQueue> queues;
-    int64_t utilizationBucketNs = 0;
+    int64_t utilizationBucketNs = 0;        // the option, widened to keep at most 100 000 buckets
     std::vector<double> utilizationSeries;  // per bucket from the window start
     IdleBreakdown idle;
     RoleBreakdown roles;               // over the window

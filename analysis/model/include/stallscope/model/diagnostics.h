@@ -31,6 +31,7 @@ enum class DiagnosticKind : uint8_t {
     UnterminatedArray,   // the event array has no closing ']' (allowed by the Chrome format)
     UnknownTopLevelKey,  // top-level key that is not understood (kept as raw metadata)
     InvalidMetadata,     // a metadata value Stallscope could not read
+    TimeClamped,         // a time beyond ±kModelTimeLimitNs (after the time base): clamped there
     Count
 };
 

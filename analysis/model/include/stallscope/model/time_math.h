@@ -12,6 +12,13 @@ namespace stallscope::model {
 inline constexpr int64_t kMaxNs = std::numeric_limits<int64_t>::max();
 inline constexpr int64_t kMinNs = std::numeric_limits<int64_t>::min();
 
+/// Every time in a finalized Trace lies in [-kModelTimeLimitNs, kModelTimeLimitNs]
+/// (2^62 - 1 ns: ±146 years around the epoch or the trace's time base), so the difference of
+/// any two of them fits in int64 and analysis code may subtract times without overflow.
+/// The finalizer clamps what lies beyond and counts it (DiagnosticKind::TimeClamped).
+/// Sums of many durations are not covered: those saturate or use double.
+inline constexpr int64_t kModelTimeLimitNs = (int64_t(1) << 62) - 1;
+
 [[nodiscard]] inline int64_t satAdd(int64_t a, int64_t b) {
     int64_t r;
     if (__builtin_add_overflow(a, b, &r)) return b > 0 ? kMaxNs : kMinNs;
