@@ -32,12 +32,89 @@ inline uint64_t hashText(std::string_view s) { return model::StringPool::hash(s)
 
 ChromeEventReader::ChromeEventReader(EventBatch& batch) : m_b(batch) {}
 
+namespace {
+inline bool isHex(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/// The value of the \uXXXX escape at `s[i]` (s[i] == '\\'), or -1.
+int utf16At(std::string_view s, size_t i) {
+    if (i + 6 > s.size() || s[i] != '\\' || s[i + 1] != 'u') return -1;
+    int v = 0;
+    for (size_t k = i + 2; k < i + 6; ++k) {
+        if (!isHex(s[k])) return -1;
+        const char c = s[k];
+        v = v * 16 + (c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return v;
+}
+
+/// The body of a JSON string token (between its quotes) with every escape that JSON does
+/// not allow or that is not valid UTF-16 replaced by '?'; `replaced` counts them. The result
+/// is unescaped by simdjson like any other string.
+std::string repairEscapes(std::string_view body, uint64_t& replaced) {
+    std::string out;
+    out.reserve(body.size() + 2);
+    out += '"';
+    for (size_t i = 0; i < body.size(); ++i) {
+        if (body[i] != '\\') {
+            out += body[i];
+            continue;
+        }
+        const char c = i + 1 < body.size() ? body[i + 1] : '\0';
+        if (c == '"' || c == '\\' || c == '/' || c == 'b' || c == 'f' || c == 'n' || c == 'r' || c == 't') {
+            out.append(body.substr(i, 2));
+            ++i;
+            continue;
+        }
+        const int u = utf16At(body, i);
+        if (u >= 0 && (u < 0xD800 || u > 0xDFFF)) {
+            out.append(body.substr(i, 6));
+            i += 5;
+            continue;
+        }
+        if (u >= 0xD800 && u <= 0xDBFF) {
+            const int low = utf16At(body, i + 6);
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                out.append(body.substr(i, 12));
+                i += 11;
+                continue;
+            }
+        }
+        // A lone surrogate, a \u without four hex digits or an unknown escape.
+        out += '?';
+        ++replaced;
+        i += u >= 0 ? 5 : (i + 1 < body.size() ? 1 : 0);
+    }
+    out += '"';
+    return out;
+}
+} // namespace
+
+error_code ChromeEventReader::getString(sjo::value& v, std::string_view& out, uint64_t offset) {
+    const error_code e = v.get_string().get(out);
+    if (e != simdjson::STRING_ERROR) return e;
+    // simdjson has moved past the token; its text is still where the value starts.
+    const std::string_view tok = trimToken(v.raw_json_token());
+    if (tok.size() < 2 || tok.front() != '"' || tok.back() != '"') return e;
+    uint64_t replaced = 0;
+    std::string repaired = repairEscapes(tok.substr(1, tok.size() - 2), replaced);
+    if (replaced == 0) return e;  // not an escape problem: report it as before
+    const simdjson::padded_string padded(repaired);
+    sjo::document doc;
+    std::string_view text;
+    if (m_repairParser.iterate(padded).get(doc) || doc.get_string().get(text)) return e;
+    m_repaired.emplace_back(text);
+    out = m_repaired.back();
+    m_b.diagnostics.add(model::DiagnosticKind::InvalidUtf8, offset,
+                        std::to_string(replaced) + " invalid escape(s) in a string replaced by '?'");
+    return SUCCESS;
+}
+
 error_code ChromeEventReader::readString(sjo::value& v, uint32_t& id, bool& ok) {
     std::string_view s;
     sjo::json_type t;
     if (auto e = v.type().get(t)) return e;
     if (t == sjo::json_type::string) {
-        if (auto e = v.get_string().get(s)) return e;
+        if (auto e = getString(v, s, m_offset)) return e;
     } else {
         // Numbers or literals where a name belongs: keep their text.
         s = trimToken(v.raw_json_token());
@@ -63,7 +140,7 @@ error_code ChromeEventReader::readRowKey(sjo::value& v, LocalKey& key, bool isTi
     }
     if (t == sjo::json_type::string) {
         std::string_view s;
-        if (auto e = v.get_string().get(s)) return e;
+        if (auto e = getString(v, s, m_offset)) return e;
         if (allDigits(s)) {
             const IntResult r = parseInt64(s);
             if (r.status == NumberStatus::Ok) {
@@ -94,7 +171,7 @@ error_code ChromeEventReader::readTime(sjo::value& v, int64_t& out, NumberStatus
     if (t == sjo::json_type::number) {
         text = trimToken(v.raw_json_token());
     } else if (t == sjo::json_type::string) {
-        if (auto e = v.get_string().get(text)) return e;
+        if (auto e = getString(v, text, m_offset)) return e;
     } else {
         status = NumberStatus::NotANumber;
         return SUCCESS;
@@ -111,7 +188,7 @@ error_code ChromeEventReader::readInt(sjo::value& v, int64_t& out, bool& ok) {
     std::string_view text;
     if (t == sjo::json_type::number) text = trimToken(v.raw_json_token());
     else if (t == sjo::json_type::string) {
-        if (auto e = v.get_string().get(text)) return e;
+        if (auto e = getString(v, text, m_offset)) return e;
     } else {
         ok = false;
         return SUCCESS;
@@ -134,7 +211,7 @@ error_code ChromeEventReader::readNumber(sjo::value& v, double& out, bool& ok) {
     std::string_view text;
     if (t == sjo::json_type::number) text = trimToken(v.raw_json_token());
     else if (t == sjo::json_type::string) {
-        if (auto e = v.get_string().get(text)) return e;
+        if (auto e = getString(v, text, m_offset)) return e;
     } else if (t == sjo::json_type::boolean) {
         bool b = false;
         if (auto e = v.get_bool().get(b)) return e;
@@ -161,7 +238,7 @@ error_code ChromeEventReader::readId(sjo::value& v, uint64_t& out, bool& ok) {
     }
     if (t == sjo::json_type::string) {
         std::string_view s;
-        if (auto e = v.get_string().get(s)) return e;
+        if (auto e = getString(v, s, m_offset)) return e;
         const IntResult r = parseInt64(s);
         out = r.status == NumberStatus::Ok ? static_cast<uint64_t>(r.value) : hashText(s);
         return SUCCESS;
@@ -314,7 +391,7 @@ error_code ChromeEventReader::readField(sjo::field& f, uint64_t offset) {
             sjo::json_type t;
             if (auto e = v.type().get(t)) return e;
             if (t == sjo::json_type::string) {
-                if (auto e = v.get_string().get(m_ev.ph)) return e;
+                if (auto e = getString(v, m_ev.ph, m_offset)) return e;
                 m_ev.hasPh = true;
             } else if (m_ev.wrongType.empty()) {
                 m_ev.wrongType = "ph";
@@ -366,7 +443,7 @@ error_code ChromeEventReader::readField(sjo::field& f, uint64_t offset) {
     case 'b':
         if (keyIs(k, "bp")) {
             std::string_view s;
-            if (v.get_string().get(s) == SUCCESS && !s.empty()) m_ev.bp = s[0];
+            if (getString(v, s, m_offset) == SUCCESS && !s.empty()) m_ev.bp = s[0];
             return SUCCESS;
         }
         if (keyIs(k, "bind_id")) return readId(v, m_ev.bindId, m_ev.hasBindId);
@@ -374,7 +451,7 @@ error_code ChromeEventReader::readField(sjo::field& f, uint64_t offset) {
     case 's':
         if (keyIs(k, "s")) {
             std::string_view s;
-            if (v.get_string().get(s) == SUCCESS && !s.empty()) m_ev.scope = s[0];
+            if (getString(v, s, m_offset) == SUCCESS && !s.empty()) m_ev.scope = s[0];
             return SUCCESS;
         }
         break;
@@ -399,6 +476,8 @@ error_code ChromeEventReader::read(sjo::object& obj, uint64_t offset) {
     numerics.clear();
     m_ev = Event{};
     m_ev.numerics.swap(numerics);
+    m_offset = offset;
+    m_repaired.clear();
     for (auto fr : obj) {
         sjo::field f;
         if (auto e = std::move(fr).get(f)) return e;

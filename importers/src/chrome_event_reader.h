@@ -7,6 +7,8 @@
 
 #include <simdjson.h>
 
+#include <deque>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -59,6 +61,10 @@ private:
     simdjson::error_code readString(sjo::value& v, uint32_t& id, bool& ok);
     simdjson::error_code readInt(sjo::value& v, int64_t& out, bool& ok);
     simdjson::error_code readNumber(sjo::value& v, double& out, bool& ok);
+    /// v.get_string(), except that a string simdjson cannot unescape (a lone UTF-16
+    /// surrogate such as "\udc80", an unknown escape such as "\x") is read with those escapes
+    /// replaced by '?' and counted (invalid_utf8), instead of failing the import.
+    simdjson::error_code getString(sjo::value& v, std::string_view& out, uint64_t offset);
 
     uint32_t processIndex(LocalKey pid);
     uint32_t trackIndex(LocalKey pid, LocalKey tid);
@@ -75,6 +81,9 @@ private:
 
     EventBatch& m_b;
     Event m_ev;
+    uint64_t m_offset = 0;                // of the event being read
+    std::deque<std::string> m_repaired;   // strings getString repaired, for this event (stable)
+    sjo::parser m_repairParser;           // unescapes them (the main parser is mid-document)
     std::vector<uint8_t> m_catKind;  // by local string id: EventKind + 1, 0 = unknown yet
     uint32_t m_memoryName = UINT32_MAX;
     // one-entry caches: consecutive events are usually on the same row

@@ -28,6 +28,7 @@ private Q_SLOTS:
     void missingPathAndEmptyFolder();
     void deepArgsReadBack();
     void truncatedJsonKeepsEverythingBeforeTheCut();
+    void invalidEscapesBecomeQuestionMarks();
     void tracesOverTheMemoryBudgetAreRefusedWithTheirSize();
 };
 
@@ -119,6 +120,22 @@ void TestBadInput::truncatedJsonKeepsEverythingBeforeTheCut() {
     QVERIFY(!ex.empty());
     QCOMPARE(ex.front().byteOffset, uint64_t(eventStart + 2));
 }
+void TestBadInput::invalidEscapesBecomeQuestionMarks() {
+    // In every field read as a string: name, cat, ph, a string pid and a string ts.
+    const std::string text = R"J([{"ph": "X", "name": "a\udc80b\u00e9", "cat": "k\qx", "pid": "p\ud800", "tid": 1, "ts": "1", "dur": 2},
+        {"ph": "X", "name": "\ud83d\ude00\n", "pid": 1, "tid": 1, "ts": "5\u", "dur": 1}])J";
+    auto r = importers::importBuffer(text);
+    QVERIFY2(r, r ? "" : r.error().message.c_str());
+    const model::Trace& t = *r.value();
+    QCOMPARE(t.slices().size(), size_t(1));  // the second: ts "5?" is not a number
+    QCOMPARE(t.str(t.slices().name[0]), std::string_view("a?b\u00e9"));
+    QCOMPARE(t.str(t.slices().category[0]), std::string_view("k?x"));
+    QCOMPARE(t.str(t.process(t.track(t.slices().track[0]).process).key.text), std::string_view("p?"));
+    // 4 strings repaired: name, cat, pid, ts of the second event (its name is valid).
+    QCOMPARE(t.diagnostics().count(DiagnosticKind::InvalidUtf8), uint64_t(4));
+    QCOMPARE(t.diagnostics().count(DiagnosticKind::NotANumber), uint64_t(1));
+}
+
 void TestBadInput::tracesOverTheMemoryBudgetAreRefusedWithTheirSize() {
     QTemporaryDir dir;
     const std::filesystem::path root(dir.path().toStdString());
