@@ -339,7 +339,8 @@ void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout, con
             const double xm = vp.xOf(satAdd(at, step / 5 * m));
             p.drawLine(QPointF(xm, RH - 3), QPointF(xm, RH));
         }
-        const int64_t next = satAdd(rel, step);
+        int64_t next;
+        if (__builtin_add_overflow(rel, step, &next)) break;  // no later tick is representable
         if (!STALLSCOPE_ADVANCED(rel, next)) break;
         rel = next;
     }
