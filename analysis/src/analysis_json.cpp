@@ -2,6 +2,8 @@
 
 namespace stallscope::analysis {
 
+using base::JsonWriter;
+
 using namespace model;
 
 std::string_view windowKindName(WindowKind k) {

@@ -1,5 +1,6 @@
 #include "stallscope/analysis/flame_graph.h"
-#include "stallscope/model/loop_guard.h"
+
+#include "stallscope/base/loop_guard.h"
 
 #include <algorithm>
 #include <limits>

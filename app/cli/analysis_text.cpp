@@ -1,6 +1,7 @@
 // Terminal rendering of an analysis: aligned tables, the top findings first with their fix.
 #include "analyze_command.h"
-#include "stallscope/reports/text_format.h"
+
+#include "stallscope/base/text_format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,8 +9,11 @@
 
 namespace stallscope::cli {
 
+using base::formatBytes;
+using base::formatCount;
+using base::formatDuration;
+
 using namespace analysis;
-using namespace reports;  // formatDuration, formatCount, ...
 
 namespace {
 

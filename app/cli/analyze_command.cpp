@@ -10,6 +10,8 @@
 
 namespace stallscope::cli {
 
+using base::JsonWriter;
+
 using namespace analysis;
 
 bool parseFailOn(const std::string& text, std::vector<FailRule>& out, std::string& error) {

@@ -1,9 +1,8 @@
 #include "info_command.h"
 
-#include "stallscope/reports/text_format.h"
-
-#include "stallscope/analysis/json_writer.h"
 #include "stallscope/analysis/trace_summary.h"
+#include "stallscope/base/json_writer.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
 
@@ -12,8 +11,12 @@
 
 namespace stallscope::cli {
 
-using analysis::JsonWriter;
-using namespace reports;  // formatDuration, formatCount, ...
+using base::formatBytes;
+using base::formatCount;
+using base::formatDuration;
+using base::formatTimestamp;
+
+using base::JsonWriter;
 
 using analysis::TraceSummary;
 

@@ -2,23 +2,23 @@
 #include "record_command.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/capture/fake_source.h"
-#include "stallscope/reports/text_format.h"
 
 #include <algorithm>
 #include <atomic>
-#include <filesystem>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <thread>
 #include <unistd.h>
 
 namespace stallscope::cli {
 
-using reports::formatCount;
-using reports::formatDuration;
+using base::formatCount;
+using base::formatDuration;
 
 namespace {
 

@@ -1,6 +1,6 @@
 #include "pdf_report.h"
 
-#include "stallscope/reports/atomic_file.h"
+#include "stallscope/base/atomic_file.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QBuffer>
@@ -93,7 +93,7 @@ bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& o
         }
         p.end();
     }
-    return reports::writeFileAtomically(out, std::string_view(buffer.data().constData(), size_t(buffer.size())), error);
+    return base::writeFileAtomically(out, std::string_view(buffer.data().constData(), size_t(buffer.size())), error);
 }
 
 QImage renderReportImage(const reports::ReportDocument& doc, int width) {

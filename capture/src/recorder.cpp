@@ -1,10 +1,9 @@
 // Recording: the lifecycle of `stallscope-cli record -- COMMAND` (start, status, stop,
 // finish) around a CaptureSession, a socket server and the target process.
 #include "recorder_impl.h"
-
 #include "socket_io.h"
 
-#include "stallscope/analysis/json_writer.h"
+#include "stallscope/base/json_writer.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -28,7 +27,7 @@ bool makeTempDir(std::filesystem::path& out, std::string& error) {
 }
 
 std::string commandJson(const std::vector<std::string>& command) {
-    analysis::JsonWriter w(false);
+    base::JsonWriter w(false);
     w.beginArray();
     for (const auto& a : command) w.value(a);
     w.endArray();
@@ -184,12 +183,12 @@ std::shared_ptr<const model::Trace> Recording::finish(std::string& error, std::c
     d.shutdownThreads();
     const RecordStatus st = status();
     d.session->setInfo("command", commandJson(d.options.command));
-    analysis::JsonWriter target(false);
+    base::JsonWriter target(false);
     target.beginObject().key("exit_code").value(st.exitCode).key("description").value(st.exitDescription);
     target.key("recorded_seconds").value(st.elapsedSeconds, 3).endObject();
     d.session->setInfo("target", target.str());
     if (!st.gpuNote.empty()) {
-        analysis::JsonWriter note(false);
+        base::JsonWriter note(false);
         note.value(st.gpuNote);
         d.session->setInfo("gpu_note", note.str());
     }

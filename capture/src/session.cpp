@@ -1,10 +1,9 @@
 // CaptureSession: envelopes in, Kineto-style events out (event log + TraceBuilder).
-#include "session_impl.h"
-
 #include "log_event_source.h"
+#include "session_impl.h"
 #include "socket_io.h"
 
-#include "stallscope/reports/escape.h"
+#include "stallscope/base/utf8.h"
 
 #include <cerrno>
 #include <ctime>
@@ -113,7 +112,7 @@ bool CaptureSession::receive(uint32_t source, const pb::Envelope& e) {
     case pb::Envelope::kBatch: return d.receiveBatch(source, *s, e.batch());
     case pb::Envelope::kThreadName: {
         std::lock_guard lock(d.mutex);
-        d.threadNames[{e.thread_name().pid(), e.thread_name().tid()}] = reports::sanitizeUtf8(e.thread_name().name());
+        d.threadNames[{e.thread_name().pid(), e.thread_name().tid()}] = base::sanitizeUtf8(e.thread_name().name());
         d.metadataDirty = true;
         return true;
     }
@@ -145,7 +144,7 @@ void CaptureSession::Impl::receiveHello(uint32_t source, SourceState& s, const p
         for (std::string* f : {s.info.mutable_source(), s.info.mutable_command_line(), s.info.mutable_clock_note(),
                                s.info.mutable_cuda_driver_version(), s.info.mutable_cuda_runtime_version(),
                                s.info.mutable_cupti_version()})
-            *f = reports::sanitizeUtf8(*f);
+            *f = base::sanitizeUtf8(*f);
     }
     std::lock_guard lock(mutex);
     if (first) ++stats.sources;
@@ -153,7 +152,7 @@ void CaptureSession::Impl::receiveHello(uint32_t source, SourceState& s, const p
         problem("source " + std::to_string(source) + " speaks protocol version " +
                 std::to_string(h.protocol_version()) + " (this recorder: " + std::to_string(kProtocolVersion) + ")");
     if (h.pid() > 0 && !h.command_line().empty() && !processNames.count(h.pid())) {
-        processNames[h.pid()] = reports::sanitizeUtf8(processName(h.command_line()));
+        processNames[h.pid()] = base::sanitizeUtf8(processName(h.command_line()));
         metadataDirty = true;
     }
 }
@@ -162,7 +161,7 @@ void CaptureSession::Impl::receiveDevice(const pb::Device& dev) {
     std::lock_guard lock(mutex);
     pb::Device& slot = devices[dev.id()];
     slot = dev;
-    *slot.mutable_name() = reports::sanitizeUtf8(dev.name());
+    *slot.mutable_name() = base::sanitizeUtf8(dev.name());
     deviceTable = std::make_shared<const DeviceTable>(devices);
     metadataDirty = true;
 }

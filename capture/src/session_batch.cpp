@@ -1,10 +1,10 @@
 // CaptureSession, receiving a Batch: strings, sequence numbers, activities -> event text
 // (appended to the log) and pending model rows.
 #include "session_impl.h"
-
 #include "socket_io.h"
 
-#include "stallscope/reports/escape.h"
+#include "stallscope/base/utf8.h"
+
 
 namespace stallscope::capture {
 
@@ -37,7 +37,7 @@ void CaptureSession::Impl::decodeBatch(uint32_t source, SourceState& s, const pb
                                        detail::DecodedBatch& out) {
     checkSequence(source, s, b, out);
     s.anyBatch = true;
-    for (const std::string& str : b.new_strings()) s.strings.push_back(reports::sanitizeUtf8(str));
+    for (const std::string& str : b.new_strings()) s.strings.push_back(base::sanitizeUtf8(str));
     s.dropped += b.dropped_records();
     out.text.reserve(static_cast<size_t>(b.activities_size()) * 256);
     out.events.reserve(static_cast<size_t>(b.activities_size()));
@@ -95,7 +95,7 @@ bool CaptureSession::Impl::receiveBatch(uint32_t source, SourceState& s, const p
         stats.badMessages += out.bad;
         stats.droppedBySources += b.dropped_records();
         if (b.dropped_records() > 0)
-            dropReasons[b.drop_reason().empty() ? "unspecified" : reports::sanitizeUtf8(b.drop_reason())] +=
+            dropReasons[b.drop_reason().empty() ? "unspecified" : base::sanitizeUtf8(b.drop_reason())] +=
                 b.dropped_records();
         for (const auto& p : out.problems) problem(p);
         ok = appendEvents(out.text, out.events);

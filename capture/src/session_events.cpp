@@ -2,7 +2,7 @@
 
 #include "occupancy.h"
 
-#include "stallscope/analysis/json_writer.h"
+#include "stallscope/base/json_writer.h"
 
 #include <array>
 #include <charconv>
@@ -226,7 +226,7 @@ std::string_view eventName(const Activity& a, std::string_view given) {
 
 } // namespace
 
-void appendJsonString(std::string& out, std::string_view s) { analysis::JsonWriter::escape(out, s); }
+void appendJsonString(std::string& out, std::string_view s) { base::JsonWriter::escape(out, s); }
 
 void appendMicros(std::string& out, int64_t ns) {
     const bool neg = ns < 0;

@@ -1,13 +1,12 @@
 // CaptureSession::finish: launch flows, metadata events, the closing keys (devices, the
 // capture's own statistics), then the output (in place, renamed, or gzip-compressed).
-#include "session_impl.h"
-
 #include "log_event_source.h"
+#include "session_impl.h"
 #include "socket_io.h"
 
-#include "stallscope/analysis/json_writer.h"
+#include "stallscope/base/atomic_file.h"
+#include "stallscope/base/json_writer.h"
 #include "stallscope/importers/importer.h"
-#include "stallscope/reports/atomic_file.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -76,7 +75,7 @@ void writeMetadataEvents(const std::vector<MetaEntry>& entries, std::string& out
 }
 
 std::string devicesJson(const std::map<int32_t, pb::Device>& devices) {
-    analysis::JsonWriter w(false);
+    base::JsonWriter w(false);
     w.beginArray();
     for (const auto& [id, dev] : devices) {
         const model::DeviceProperties p = detail::deviceProperties(dev);
@@ -133,7 +132,7 @@ std::string CaptureSession::Impl::closingText() {
 }
 
 std::string CaptureSession::Impl::statsJson() {
-    analysis::JsonWriter w(false);
+    base::JsonWriter w(false);
     w.beginObject().key("capture").value("Stallscope live capture");
     w.key("records").value(stats.records).key("gpu_activities").value(stats.gpuActivities);
     w.key("batches").value(stats.batches).key("dropped_by_sources").value(stats.droppedBySources);
@@ -167,9 +166,9 @@ std::string CaptureSession::Impl::statsJson() {
 namespace {
 
 /// Copies the log (compressed or not) to `output` through an atomic file.
-bool copyLog(int fd, const std::filesystem::path& output, reports::AtomicFile::Compression compression,
+bool copyLog(int fd, const std::filesystem::path& output, base::AtomicFile::Compression compression,
              std::string& error) {
-    reports::AtomicFile f;
+    base::AtomicFile f;
     if (!f.open(output, compression)) {
         error = f.error();
         return false;
@@ -204,7 +203,7 @@ bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::pa
     std::error_code ec;
     if (std::filesystem::weakly_canonical(output, ec) == std::filesystem::weakly_canonical(log, ec)) return true;
     if (isGzip(output)) {
-        if (!copyLog(fd, output, reports::AtomicFile::Compression::Gzip, error)) return false;
+        if (!copyLog(fd, output, base::AtomicFile::Compression::Gzip, error)) return false;
         std::filesystem::remove(log, ec);
         return true;
     }
@@ -218,7 +217,7 @@ bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::pa
         error = detail::errnoText(err);
         return false;
     }
-    if (!copyLog(fd, output, reports::AtomicFile::Compression::None, error)) return false;
+    if (!copyLog(fd, output, base::AtomicFile::Compression::None, error)) return false;
     std::filesystem::remove(log, ec);
     return true;
 }

@@ -2,10 +2,10 @@
 
 #include "chrome_event_reader.h"
 #include "framed_text.h"
-#include "utf8.h"
+
+#include "stallscope/base/utf8.h"
 
 #include <algorithm>
-
 #include <cstring>
 
 namespace stallscope::importers {
@@ -133,7 +133,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
     const size_t docLen = bodyLen + 2;
     error_code err = m_impl->parser.iterate(body - 1, docLen, docLen + simdjson::SIMDJSON_PADDING).get(doc);
     if (err == simdjson::UTF8_ERROR) {
-        sanitizeUtf8(body, bodyLen, [&](size_t at) {
+        base::replaceInvalidUtf8InPlace(body, bodyLen, [&](size_t at) {
             textDiagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
         });
         err = m_impl->parser.iterate(body - 1, docLen, docLen + simdjson::SIMDJSON_PADDING).get(doc);
@@ -146,7 +146,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         // report the rest as truncated. simdjson reports the open string before invalid
         // UTF-8: replace (and count) it in all of the text now, the carried rest included,
         // so every byte is counted once whichever block it is parsed in.
-        sanitizeUtf8(body, bodyLen, [&](size_t at) {
+        base::replaceInvalidUtf8InPlace(body, bodyLen, [&](size_t at) {
             textDiagnostics.add(DiagnosticKind::InvalidUtf8, bodyOffset + at, "byte replaced by '?'");
         });
         const std::string_view b(body, bodyLen);

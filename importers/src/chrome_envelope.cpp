@@ -2,11 +2,11 @@
 
 #include "chrome_event_reader.h"  // trimToken, sjo
 #include "json_number.h"
-#include "utf8.h"
 
-#include <simdjson.h>
+#include "stallscope/base/utf8.h"
 
 #include <cstring>
+#include <simdjson.h>
 #include <string>
 
 namespace stallscope::importers {
@@ -206,7 +206,7 @@ HeaderOutcome parseEnvelopeHeader(std::string_view text, bool complete, model::T
         }
         std::string buf(text.substr(0, r + 1));
         buf += "]}";
-        sanitizeUtf8(buf.data(), buf.size(), nullptr);
+        base::replaceInvalidUtf8InPlace(buf.data(), buf.size(), nullptr);
         simdjson::padded_string ps(buf);
         simdjson::ondemand::parser parser;
         sjo::document doc;
@@ -272,7 +272,7 @@ void parseEnvelopeSuffix(std::string_view text, uint64_t offset, bool bareArray,
     }
     std::string buf = "{";
     buf.append(text.substr(i + 1));
-    sanitizeUtf8(buf.data(), buf.size(), nullptr);
+    base::replaceInvalidUtf8InPlace(buf.data(), buf.size(), nullptr);
     simdjson::padded_string ps(buf);
     simdjson::ondemand::parser parser;
     sjo::document doc;

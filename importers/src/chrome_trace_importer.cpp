@@ -1,18 +1,18 @@
 #include "chrome_trace_importer.h"
 
-#include "stallscope/importers/memory_budget.h"
-
 #include "batch_merger.h"
 #include "block_reader.h"
 #include "chrome_block_parser.h"
 #include "chrome_envelope.h"
 #include "event_sources.h"
 
+#include "stallscope/importers/memory_budget.h"
+#include "stallscope/importers/source_text.h"
 #include "stallscope/model/trace_builder.h"
 
 #include <chrono>
-#include <cstring>
 #include <condition_variable>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -422,6 +422,7 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     md.bareArray = header.header.bareArray;
     md.eventsArrayClosed = merger.closed();
     md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.carryOffset();
+    if (!input.path.empty()) md.reopenText = SourceText::opener(input.path, gzip);
     if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
     if (options.keepEventSource) {
         if (input.memory) builder.setEventSource(std::make_shared<ChromeMemoryEventSource>(input.memory));

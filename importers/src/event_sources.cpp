@@ -1,8 +1,8 @@
 #include "event_sources.h"
 
 #include "chrome_event_reader.h"  // trimToken, sjo
-#include "utf8.h"
 
+#include "stallscope/base/utf8.h"
 #include "stallscope/importers/event_args.h"
 
 #include <cerrno>
@@ -17,7 +17,7 @@ using simdjson::SUCCESS;
 bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& out, std::string& error) {
     out.clear();
     std::string copy(eventJson);
-    sanitizeUtf8(copy.data(), copy.size(), nullptr);
+    base::replaceInvalidUtf8InPlace(copy.data(), copy.size(), nullptr);
     simdjson::padded_string ps(copy);
     simdjson::ondemand::parser parser;
     sjo::document doc;

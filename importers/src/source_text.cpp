@@ -1,7 +1,8 @@
 #include "stallscope/importers/source_text.h"
 
 #include "byte_stream.h"
-#include "utf8.h"
+
+#include "stallscope/base/utf8.h"
 
 #include <cstring>
 
@@ -62,7 +63,7 @@ size_t SourceText::read(char* dst, size_t n) {
         if (len > keep || s.ended) {
             std::memcpy(s.pending, dst + len - keep, keep);
             s.pendingLen = keep;
-            sanitizeUtf8(dst, len - keep, nullptr);
+            base::replaceInvalidUtf8InPlace(dst, len - keep, nullptr);
             return len - keep;
         }
     }
@@ -79,8 +80,12 @@ std::string SourceText::problem() const {
     return m_impl->stream->message();
 }
 
-size_t replaceInvalidUtf8(char* data, size_t len) {
-    return sanitizeUtf8(data, len, nullptr);
+model::TextOpener SourceText::opener(std::filesystem::path path, bool gzip) {
+    return [path = std::move(path), gzip](std::string& error) -> std::unique_ptr<model::TextReader> {
+        auto text = std::make_unique<SourceText>();
+        if (!text->open(path, gzip, error)) return nullptr;
+        return text;
+    };
 }
 
 } // namespace stallscope::importers

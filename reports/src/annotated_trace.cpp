@@ -1,9 +1,9 @@
 #include "stallscope/reports/annotated_trace.h"
 
-#include "stallscope/analysis/json_writer.h"
-#include "stallscope/importers/source_text.h"
+#include "stallscope/base/atomic_file.h"
+#include "stallscope/base/json_writer.h"
+#include "stallscope/base/utf8.h"
 #include "stallscope/model/time_math.h"
-#include "stallscope/reports/atomic_file.h"
 
 #include <algorithm>
 #include <system_error>
@@ -11,8 +11,10 @@
 
 namespace stallscope::reports {
 
+using base::AtomicFile;
+
 namespace fs = std::filesystem;
-using analysis::JsonWriter;
+using base::JsonWriter;
 
 namespace {
 
@@ -22,7 +24,7 @@ constexpr size_t kChunk = size_t(1) << 20;
 /// quotes, backslashes and control characters but passes other bytes through).
 std::string cleanText(std::string_view s) {
     std::string clean(s);
-    importers::replaceInvalidUtf8(clean.data(), clean.size());
+    base::replaceInvalidUtf8InPlace(clean.data(), clean.size());
     return clean;
 }
 
@@ -131,7 +133,7 @@ enum class Copy { Ok, SourceChanged, WriteFailed };
 /// the importer recorded the offset between events.)
 class TextCopier {
 public:
-    TextCopier(importers::SourceText& src, AtomicFile& out)
+    TextCopier(model::TextReader& src, AtomicFile& out)
         : m_src(src), m_out(out), m_buf(kChunk) {}
 
     /// Copies the text up to offset `end` (exclusive).
@@ -169,7 +171,7 @@ private:
         return m_len > 0;
     }
 
-    importers::SourceText& m_src;
+    model::TextReader& m_src;
     AtomicFile& m_out;
     std::vector<char> m_buf;
     size_t m_at = 0, m_len = 0; // unread bytes of m_buf: [m_at, m_len)
@@ -180,7 +182,7 @@ private:
 /// Why the original text cannot be copied, or empty when it can.
 std::string cannotCopyReason(const model::Trace& t) {
     const auto& md = t.metadata();
-    if (md.sourcePath.empty()) return "the trace was read from memory, not from a file";
+    if (md.sourcePath.empty() || !md.reopenText) return "the trace was read from memory, not from a file";
     std::error_code ec;
     const auto size = fs::file_size(md.sourcePath, ec);
     if (ec) return md.sourcePath + " is gone (" + ec.message() + ")";
@@ -199,10 +201,10 @@ std::string cannotCopyReason(const model::Trace& t) {
 /// closed after the events (nothing may follow it, so trailing bytes are left out).
 Copy spliceSource(const model::Trace& t, const Addition& add, AtomicFile& out) {
     const auto& md = t.metadata();
-    importers::SourceText src;
     std::string why;
-    if (!src.open(md.sourcePath, md.compressed, why)) return Copy::SourceChanged;
-    TextCopier copier(src, out);
+    const std::unique_ptr<model::TextReader> src = md.reopenText(why);
+    if (!src) return Copy::SourceChanged;
+    TextCopier copier(*src, out);
     if (const Copy c = copier.copyTo(md.eventsArrayEnd); c != Copy::Ok) return c;
     if (md.eventsArrayClosed && copier.peek() != ']') return Copy::SourceChanged;
     const char last = copier.lastSignificant();
@@ -237,7 +239,7 @@ void appendNameMetadata(std::string& out, const model::Trace& t, const model::Pr
         appendRowKey(out, t, track->key);
     else
         out += '0';
-    out += ", \"ts\": " + analysis::formatMicros(t.startNs());
+    out += ", \"ts\": " + base::formatMicros(t.startNs());
     out += ", \"args\": {\"";
     out += name.ends_with("sort_index") ? "sort_index" : "name";
     out += "\": ";
@@ -280,8 +282,8 @@ void appendSlice(std::string& out, const model::Trace& t, size_t i) {
     appendRowKey(out, t, t.process(tr.process).key);
     out += ", \"tid\": ";
     appendRowKey(out, t, tr.key);
-    out += ", \"ts\": " + analysis::formatMicros(s.start[i]) +
-           ", \"dur\": " + analysis::formatMicros(s.dur[i]);
+    out += ", \"ts\": " + base::formatMicros(s.start[i]) +
+           ", \"dur\": " + base::formatMicros(s.dur[i]);
     out += "},\n";
 }
 

@@ -1,32 +1,15 @@
 #include "stallscope/reports/escape.h"
 
+#include "stallscope/base/utf8.h"
+
 #include <algorithm>
 
 namespace stallscope::reports {
 
-namespace {
+using base::closeBidi;
+using base::sanitizeUtf8;
 
-/// Length of the valid UTF-8 sequence at s[i], or 0 when invalid (overlongs, surrogates
-/// and code points above U+10FFFF are invalid).
-size_t utf8Length(std::string_view s, size_t i) {
-    const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
-    const unsigned char c = b(0);
-    if (c < 0x80) return 1;
-    size_t n;
-    uint32_t cp;
-    if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
-    else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
-    else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
-    else return 0;
-    if (i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; ++k) {
-        if ((b(k) & 0xC0) != 0x80) return 0;
-        cp = (cp << 6) | (b(k) & 0x3F);
-    }
-    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-    return n;
-}
+namespace {
 
 size_t longestBacktickRun(std::string_view s) {
     size_t best = 0, run = 0;
@@ -37,70 +20,7 @@ size_t longestBacktickRun(std::string_view s) {
     return best;
 }
 
-/// Valid UTF-8 with each invalid byte as U+FFFD; C0 controls (but \t \n \r) and DEL
-/// dropped when `dropControls`.
-std::string cleanUtf8(std::string_view s, bool dropControls) {
-    std::string out;
-    out.reserve(s.size());
-    for (size_t i = 0; i < s.size();) {
-        const size_t n = utf8Length(s, i);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";  // U+FFFD
-            ++i;
-            continue;
-        }
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (dropControls && n == 1 && ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F)) {
-            ++i;
-            continue;
-        }
-        out.append(s.substr(i, n));
-        i += n;
-    }
-    return out;
-}
-
 } // namespace
-
-std::string sanitizeUtf8(std::string_view s) { return cleanUtf8(s, true); }
-
-std::string replaceInvalidUtf8(std::string_view s) { return cleanUtf8(s, false); }
-
-std::string closeBidi(std::string_view s) {
-    std::string out = sanitizeUtf8(s);
-    // UAX #9's directional status stack (X1-X8), kept by kind: 'E' an embedding or
-    // override, 'I' an isolate. A PDF pops an 'E' on top; a PDI pops up to and including
-    // the innermost 'I' and is ignored without one. A paragraph separator empties the stack,
-    // but whether a renderer sees one (HTML collapses line breaks outside <pre>) is not
-    // known here: both stacks are kept and both closed. Unmatched closers are ignored by the
-    // algorithm, so closing twice or closing balanced text changes nothing on screen.
-    std::string whole, paragraph;
-    const auto apply = [](std::string& open, unsigned char kind, bool opens) {
-        if (opens) open += static_cast<char>(kind);
-        else if (kind == 'E' && !open.empty() && open.back() == 'E') open.pop_back();
-        else if (kind == 'I' && open.find('I') != std::string::npos) open.resize(open.rfind('I'));
-    };
-    for (size_t i = 0; i < out.size(); ++i) {
-        const auto c = static_cast<unsigned char>(out[i]);
-        const auto b1 = i + 1 < out.size() ? static_cast<unsigned char>(out[i + 1]) : 0;
-        const auto b2 = i + 2 < out.size() ? static_cast<unsigned char>(out[i + 2]) : 0;
-        if (c == '\n' || c == '\r' || (c == 0xC2 && b1 == 0x85) || (c == 0xE2 && b1 == 0x80 && b2 == 0xA9)) {
-            paragraph.clear();  // LF, CR, NEL, U+2029
-        } else if (c == 0xE2 && b1 == 0x80 && b2 >= 0xAA && b2 <= 0xAE) {  // LRE RLE PDF LRO RLO
-            apply(whole, 'E', b2 != 0xAC);
-            apply(paragraph, 'E', b2 != 0xAC);
-        } else if (c == 0xE2 && b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9) {  // LRI RLI FSI PDI
-            apply(whole, 'I', b2 != 0xA9);
-            apply(paragraph, 'I', b2 != 0xA9);
-        }
-    }
-    const auto close = [&](const std::string& open) {
-        for (auto it = open.rbegin(); it != open.rend(); ++it) out += *it == 'E' ? "\xE2\x80\xAC" : "\xE2\x81\xA9";
-    };
-    close(whole);
-    if (paragraph != whole) close(paragraph);
-    return out;
-}
 
 std::string escapeHtml(std::string_view s) {
     const std::string clean = closeBidi(s);
@@ -167,14 +87,5 @@ std::string markdownCodeBlock(std::string_view code, std::string_view language) 
     return out + fence + "\n";
 }
 
-std::string truncateUtf8(std::string_view s, size_t maxChars) {
-    size_t chars = 0;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
-        if (chars == maxChars) return std::string(s.substr(0, i)) + "…";
-        ++chars;
-    }
-    return std::string(s);
-}
 
 } // namespace stallscope::reports

@@ -2,13 +2,18 @@
 // fix, statistics tables, notes. Format-neutral: the renderers decide how it looks.
 #include "report_common.h"
 
+#include "stallscope/base/text_format.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/svg.h"
-#include "stallscope/reports/text_format.h"
 
 #include <algorithm>
 
 namespace stallscope::reports {
+
+using base::closeBidi;
+using base::formatCount;
+using base::formatDuration;
+using base::formatOffset;
 
 using namespace analysis;
 using detail::pct;

@@ -1,7 +1,8 @@
 #include "report_common.h"
 
+#include "stallscope/base/text_format.h"
+#include "stallscope/base/utf8.h"
 #include "stallscope/reports/escape.h"
-#include "stallscope/reports/text_format.h"
 
 #include <chrono>
 #include <cstdio>
@@ -9,6 +10,11 @@
 #include <filesystem>
 
 namespace stallscope::reports {
+
+using base::closeBidi;
+using base::formatCount;
+using base::sanitizeUtf8;
+using base::truncateUtf8;
 
 void ReportDocument::heading(int level, std::string text, std::string anchorId) {
     Block b{Block::Kind::Heading};

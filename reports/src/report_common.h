@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the report builders.
+#include "stallscope/base/utf8.h"
 #include "stallscope/reports/report.h"
 
 #include <string>

@@ -1,14 +1,18 @@
 // Before → after comparisons and the regression gate (see report.h).
 #include "report_common.h"
 
+#include "stallscope/base/text_format.h"
+#include "stallscope/base/utf8.h"
 #include "stallscope/reports/escape.h"
-#include "stallscope/reports/text_format.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 
 namespace stallscope::reports {
+
+using base::closeBidi;
+using base::formatDuration;
 
 using namespace analysis;
 using detail::pct;

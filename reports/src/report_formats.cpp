@@ -1,15 +1,17 @@
 // Report formats by extension or name, and the JSON report.
-#include "stallscope/reports/report.h"
-
-#include "stallscope/reports/annotated_trace.h"
-#include "stallscope/reports/atomic_file.h"
-#include "stallscope/reports/escape.h"
-
 #include "stallscope/analysis/analysis_json.h"
+#include "stallscope/base/atomic_file.h"
+#include "stallscope/base/utf8.h"
+#include "stallscope/reports/annotated_trace.h"
+#include "stallscope/reports/escape.h"
+#include "stallscope/reports/report.h"
 
 #include <algorithm>
 
 namespace stallscope::reports {
+
+using base::replaceInvalidUtf8;
+using base::writeFileAtomically;
 
 namespace {
 
@@ -45,7 +47,7 @@ bool formatFromName(std::string_view name, ReportFormat& out) {
 }
 
 std::string renderJson(const std::vector<ReportInput>& inputs) {
-    analysis::JsonWriter w;
+    base::JsonWriter w;
     w.beginArray();
     for (const ReportInput& in : inputs)
         if (in.trace && in.analysis)  // JSON strings are UTF-8: a path's bad bytes become U+FFFD

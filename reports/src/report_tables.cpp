@@ -1,11 +1,15 @@
 // The statistics tables of a report.
 #include "report_common.h"
 
-#include "stallscope/reports/text_format.h"
+#include "stallscope/base/text_format.h"
 
 #include <cstdio>
 
 namespace stallscope::reports::detail {
+
+using base::formatBytes;
+using base::formatCount;
+using base::formatDuration;
 
 using namespace analysis;
 

@@ -1,14 +1,16 @@
 // The idle-cause breakdown picture (see svg.h).
 #include "report_common.h"
 
+#include "stallscope/base/text_format.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/palette.h"
 #include "stallscope/reports/svg.h"
-#include "stallscope/reports/text_format.h"
 
 #include <algorithm>
 
 namespace stallscope::reports {
+
+using base::formatDuration;
 
 using namespace analysis;
 

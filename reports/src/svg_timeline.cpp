@@ -1,11 +1,12 @@
 // The timeline picture of a finding (see svg.h).
 #include "report_common.h"
 
+#include "stallscope/base/text_format.h"
+#include "stallscope/base/utf8.h"
+#include "stallscope/model/time_math.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/palette.h"
 #include "stallscope/reports/svg.h"
-#include "stallscope/reports/text_format.h"
-#include "stallscope/model/time_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +14,11 @@
 #include <map>
 
 namespace stallscope::reports {
+
+using base::formatOffset;
+using base::sanitizeUtf8;
+using base::tickStep;
+using base::truncateUtf8;
 
 using namespace model;
 using analysis::AnalysisResult;

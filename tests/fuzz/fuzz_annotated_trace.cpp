@@ -15,6 +15,7 @@
 #include "fuzz_support.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/base/utf8.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/source_text.h"
 #include "stallscope/reports/annotated_trace.h"
@@ -33,7 +34,7 @@ constexpr const char* kTarget = "annotated_trace";
 
 std::string clean(std::string_view s) {
     std::string c(s);
-    importers::replaceInvalidUtf8(c.data(), c.size());
+    base::replaceInvalidUtf8InPlace(c.data(), c.size());
     return c;
 }
 

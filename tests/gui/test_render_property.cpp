@@ -6,20 +6,19 @@
 // (CPU and GPU time), statistics tabs and report timeline pictures. Each paint must take
 // under kPaintBudgetMs; a hang is ended by a watchdog that names the trace, the seed and
 // the viewport.
-#include "random_trace.h"
-#include "test_support.h"
-#include "watchdog.h"
-
 #include "flame_graph_widget.h"
 #include "flame_panel.h"
 #include "load_worker.h"
+#include "random_trace.h"
 #include "stats_panel.h"
+#include "test_support.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
+#include "watchdog.h"
 
+#include "stallscope/base/loop_guard.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/tensorboard_folder.h"
-#include "stallscope/model/loop_guard.h"
 #include "stallscope/reports/svg.h"
 
 #include <QApplication>
@@ -217,7 +216,7 @@ private Q_SLOTS:
     void everyRealTraceRendersInBoundedTime() {
         STALLSCOPE_REQUIRE_SHARED_TRACES();
         test::Watchdog dog(60s);
-        const uint64_t stalls = model::loopStallCount();
+        const uint64_t stalls = base::loopStallCount();
         int traces = 0;
         qint64 worst = 0;
         std::string worstWhat;
@@ -236,7 +235,7 @@ private Q_SLOTS:
             }
         }
         QVERIFY(traces >= 40);
-        QCOMPARE(model::loopStallCount(), stalls);
+        QCOMPARE(base::loopStallCount(), stalls);
         qInfo("%d traces painted, slowest single paint %lld ms (%s)", traces, static_cast<long long>(worst),
               worstWhat.c_str());
     }
@@ -266,10 +265,10 @@ private Q_SLOTS:
         const LoadedTrace lt = loadedFromJson(test::RandomTrace(seed, s).json());
         QVERIFY2(lt.entry.trace, (label + " did not import").c_str());
         if (s == test::RandomShape::TinyLane) QVERIFY(lt.entry.trace->slices().size() > 1'000'000);
-        const uint64_t stalls = model::loopStallCount();
+        const uint64_t stalls = base::loopStallCount();
         Exerciser ex(dog, label, seed);
         QVERIFY2(ex.all(lt), ex.failure().c_str());
-        QCOMPARE(model::loopStallCount(), stalls);
+        QCOMPARE(base::loopStallCount(), stalls);
         qInfo("slowest single paint %lld ms (%s)", static_cast<long long>(ex.worstMs()), ex.worstWhat().c_str());
     }
 };

@@ -5,15 +5,14 @@
 // viewport maths never overflows. Includes the smallest trace that hung the GUI on the
 // param-dlrm-8rank traces.
 #include "random_trace.h"
-#include "trace_text.h"
-#include "watchdog.h"
-
 #include "theme.h"
 #include "timeline/lane_walk.h"
 #include "timeline/timeline_renderer.h"
+#include "trace_text.h"
+#include "watchdog.h"
 
 #include "stallscope/analysis/analysis.h"
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
 
 #include <QApplication>
 #include <QImage>
@@ -197,7 +196,7 @@ private Q_SLOTS:
         test::Watchdog dog(30s);
         const test::RandomShape shapes[] = {test::RandomShape::Nested, test::RandomShape::Extremes,
                                             test::RandomShape::Gpu, test::RandomShape::Mixed};
-        const uint64_t stallsBefore = model::loopStallCount();
+        const uint64_t stallsBefore = base::loopStallCount();
         for (uint64_t seed = 11; seed <= 14; ++seed) {
             const auto shape = shapes[seed % 4];
             const auto trace = load(test::RandomTrace(seed, shape).json());
@@ -240,7 +239,7 @@ private Q_SLOTS:
                 }
             }
         }
-        QCOMPARE(model::loopStallCount(), stallsBefore);
+        QCOMPARE(base::loopStallCount(), stallsBefore);
     }
 
     void unsortedAndOverlappingLanesStillEnd() {
@@ -270,7 +269,7 @@ private Q_SLOTS:
             }
         TimelineLayout layout;
         layout.build(trace, nullptr, index);
-        const uint64_t stalls = model::loopStallCount();
+        const uint64_t stalls = base::loopStallCount();
         for (const Lane& l : lanesOf(layout)) {
             const size_t n = layout.lane(l.track, l.depth).size();
             for (int q = 0; q < 30; ++q) {
@@ -293,7 +292,7 @@ private Q_SLOTS:
                 QVERIFY(items <= n);
             }
         }
-        QCOMPARE(model::loopStallCount(), stalls);
+        QCOMPARE(base::loopStallCount(), stalls);
     }
 
     void viewportMathIsTotal() {

@@ -1,10 +1,9 @@
 #include "flame_graph_widget.h"
 
 #include "gui_text.h"
-
 #include "theme.h"
 
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
 
 #include <QFontMetrics>
 #include <QHelpEvent>

@@ -9,7 +9,7 @@
 #include "timeline_layout.h"
 #include "timeline_viewport.h"
 
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
 #include "stallscope/model/time_math.h"
 
 #include <algorithm>

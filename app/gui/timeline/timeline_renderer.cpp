@@ -4,9 +4,9 @@
 #include "lane_walk.h"
 #include "timeline_search.h"
 
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/model/time_math.h"
-#include "stallscope/reports/text_format.h"
 
 #include <QFontMetrics>
 #include <QPainter>
@@ -28,10 +28,10 @@ inline uint32_t nameHash(StringId id) { return id.value * 2654435761u; }
 
 } // namespace
 
-int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) { return reports::tickStep(nsPerPx, minPx); }
+int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) { return base::tickStep(nsPerPx, minPx); }
 
 QString TimelineRenderer::formatTime(int64_t ns, int64_t step) {
-    return QString::fromStdString(reports::formatOffset(ns, step));
+    return QString::fromStdString(base::formatOffset(ns, step));
 }
 
 void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,

@@ -1,13 +1,12 @@
 // PDF reports: real text (extracted with poppler's pdftotext and checked), the finding
 // titles, savings and fix, hostile names as plain text, page numbers, atomic writes; and
 // the rendered report image has the pictures in it.
+#include "pdf_report.h"
 #include "test_support.h"
 #include "trace_text.h"
 
-#include "pdf_report.h"
-
+#include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
-#include "stallscope/reports/text_format.h"
 
 #include <QProcess>
 #include <QStandardPaths>
@@ -18,6 +17,7 @@
 
 using namespace stallscope;
 using namespace stallscope::reports;
+using stallscope::base::formatDuration;
 using test::TraceText;
 
 namespace {

@@ -4,16 +4,17 @@
 #include "test_support.h"
 #include "trace_text.h"
 
+#include "stallscope/base/atomic_file.h"
+#include "stallscope/base/text_format.h"
+#include "stallscope/base/utf8.h"
 #include "stallscope/importers/importer.h"
-#include "stallscope/reports/atomic_file.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/report.h"
-#include "stallscope/reports/text_format.h"
 
 #include <QDir>
 #include <QFileInfo>
-#include <QJsonDocument>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QJsonObject>
 #include <QRegularExpression>
 #include <QTemporaryDir>
@@ -23,6 +24,7 @@
 
 using namespace stallscope;
 using namespace stallscope::reports;
+using namespace stallscope::base;
 using test::TraceText;
 
 namespace {

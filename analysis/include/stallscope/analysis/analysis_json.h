@@ -1,7 +1,7 @@
 #pragma once
 // The analysis as JSON, schema "stallscope.analysis/1" (docs/analysis-json.md).
 #include "stallscope/analysis/analysis.h"
-#include "stallscope/analysis/json_writer.h"
+#include "stallscope/base/json_writer.h"
 
 #include <string>
 
@@ -16,7 +16,7 @@ struct JsonOptions {
 };
 
 /// One trace's analysis as a JSON object written into `w`.
-void writeAnalysisJson(JsonWriter& w, const model::Trace& trace, const AnalysisResult& r,
+void writeAnalysisJson(base::JsonWriter& w, const model::Trace& trace, const AnalysisResult& r,
                        const std::string& path, int32_t rank, const JsonOptions& options = {});
 
 std::string_view windowKindName(WindowKind k);

@@ -4,6 +4,8 @@
 // when the file is gzip, read in chunks (traces can be larger than memory), and with each
 // byte that is not valid UTF-8 replaced by '?', one for one, exactly as the importer does,
 // so the importer's byte offsets (TraceMetadata::eventsArrayEnd) stay true.
+#include "stallscope/model/event_source.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -12,10 +14,10 @@
 
 namespace stallscope::importers {
 
-class SourceText {
+class SourceText final : public model::TextReader {
 public:
     SourceText();
-    ~SourceText();
+    ~SourceText() override;
     SourceText(const SourceText&) = delete;
     SourceText& operator=(const SourceText&) = delete;
 
@@ -23,19 +25,18 @@ public:
     /// False with `error` set when the file cannot be opened.
     bool open(const std::filesystem::path& path, bool gzip, std::string& error);
     /// Up to `n` bytes of text (`n` >= 4); 0 at the end of the text or on an error.
-    size_t read(char* dst, size_t n);
+    size_t read(char* dst, size_t n) override;
     /// After read() returned 0: true when the whole text was read without an I/O,
     /// truncation or decompression problem.
-    [[nodiscard]] bool complete() const;
-    [[nodiscard]] std::string problem() const;
+    [[nodiscard]] bool complete() const override;
+    [[nodiscard]] std::string problem() const override;
+
+    /// An opener for TraceMetadata::reopenText.
+    static model::TextOpener opener(std::filesystem::path path, bool gzip);
 
 private:
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };
-
-/// Replaces each byte of `data` that is not part of a valid UTF-8 sequence by '?', in
-/// place; returns how many were replaced.
-size_t replaceInvalidUtf8(char* data, size_t len);
 
 } // namespace stallscope::importers

@@ -7,16 +7,16 @@
 #include <atomic>
 #include <cstdint>
 
-namespace stallscope::model {
+namespace stallscope::base {
 
 /// Times a guarded loop failed to advance since the program started (release builds).
 uint64_t loopStallCount();
 /// Records a loop that did not advance; aborts in debug builds. Returns false.
 bool loopStalled(const char* file, int line);
 
-} // namespace stallscope::model
+} // namespace stallscope::base
 
 /// True when `next` is past `prev`; otherwise reports the stall (see loop_guard.h) and is
 /// false, so `if (!STALLSCOPE_ADVANCED(i, next)) break;` keeps the loop finite.
 #define STALLSCOPE_ADVANCED(prev, next) \
-    (((next) > (prev)) ? true : ::stallscope::model::loopStalled(__FILE__, __LINE__))
+    (((next) > (prev)) ? true : ::stallscope::base::loopStalled(__FILE__, __LINE__))

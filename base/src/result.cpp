@@ -1,6 +1,6 @@
-#include "stallscope/importers/result.h"
+#include "stallscope/base/result.h"
 
-namespace stallscope::importers {
+namespace stallscope::base {
 
 const char* errorKindName(ErrorKind kind) {
     switch (kind) {
@@ -20,4 +20,4 @@ const char* errorKindName(ErrorKind kind) {
     return "unknown";
 }
 
-} // namespace stallscope::importers
+} // namespace stallscope::base

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace stallscope::reports {
+namespace stallscope::base {
 
 std::string formatDuration(int64_t ns);       // "1.234 ms", "12.3 s"
 std::string formatBytes(uint64_t bytes);      // "35.2 MB"
@@ -16,4 +16,4 @@ std::string formatOffset(int64_t ns, int64_t step);
 /// The smallest 1-2-5 x 10^k ns step that puts ticks at least `minPx` apart.
 int64_t tickStep(double nsPerPx, double minPx);
 
-} // namespace stallscope::reports
+} // namespace stallscope::base

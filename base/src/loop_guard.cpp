@@ -1,9 +1,9 @@
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
 
 #include <cstdio>
 #include <cstdlib>
 
-namespace stallscope::model {
+namespace stallscope::base {
 
 namespace {
 std::atomic<uint64_t> g_stalls{0};
@@ -24,4 +24,4 @@ bool loopStalled(const char* file, int line) {
 #endif
 }
 
-} // namespace stallscope::model
+} // namespace stallscope::base

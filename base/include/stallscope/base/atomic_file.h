@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace stallscope::reports {
+namespace stallscope::base {
 
 class AtomicFile {
 public:
@@ -46,4 +46,4 @@ private:
 bool writeFileAtomically(const std::filesystem::path& target, std::string_view bytes, std::string& error,
                          AtomicFile::Compression compression = AtomicFile::Compression::None);
 
-} // namespace stallscope::reports
+} // namespace stallscope::base

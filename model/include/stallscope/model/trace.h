@@ -3,12 +3,12 @@
 // each track's slices contiguous and sorted by (start asc, duration desc), int64 ns,
 // interned strings, strong ids, raw args read back on demand through an EventSource.
 // Built by TraceBuilder; shared with views as std::shared_ptr<const Trace>.
-#include "stallscope/model/time_math.h"
 #include "stallscope/model/diagnostics.h"
 #include "stallscope/model/event_kind.h"
 #include "stallscope/model/event_source.h"
 #include "stallscope/model/ids.h"
 #include "stallscope/model/string_pool.h"
+#include "stallscope/model/time_math.h"
 
 #include <cstdint>
 #include <map>
@@ -198,6 +198,7 @@ struct TraceMetadata {
     bool bareArray = false;             // an array of events with no object around it
     bool eventsArrayClosed = false;
     uint64_t eventsArrayEnd = 0;
+    TextOpener reopenText;              // the file's text again; empty for memory and live traces
 };
 
 /// Correlation index: launch call <-> GPU work, by args.correlation.

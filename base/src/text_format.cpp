@@ -1,4 +1,4 @@
-#include "stallscope/reports/text_format.h"
+#include "stallscope/base/text_format.h"
 
 #include <algorithm>
 #include <climits>
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
-namespace stallscope::reports {
+namespace stallscope::base {
 
 std::string formatDuration(int64_t ns) {
     const double a = std::fabs(static_cast<double>(ns));
@@ -75,4 +75,4 @@ int64_t tickStep(double nsPerPx, double minPx) {
     }
 }
 
-} // namespace stallscope::reports
+} // namespace stallscope::base

@@ -1,15 +1,13 @@
-#include "stallscope/reports/atomic_file.h"
-
-#include <zlib.h>
+#include "stallscope/base/atomic_file.h"
 
 #include <cerrno>
 #include <cstring>
-#include <random>
-
 #include <fcntl.h>
+#include <random>
 #include <unistd.h>
+#include <zlib.h>
 
-namespace stallscope::reports {
+namespace stallscope::base {
 
 namespace fs = std::filesystem;
 
@@ -134,4 +132,4 @@ bool writeFileAtomically(const fs::path& target, std::string_view bytes, std::st
     return ok;
 }
 
-} // namespace stallscope::reports
+} // namespace stallscope::base

@@ -1,7 +1,7 @@
 // The loop guard: STALLSCOPE_ADVANCED is true when a cursor moved forward; when it did
 // not, a release build counts the stall and lets the caller leave the loop, and a debug
 // build stops the program naming the place (checked in a child process).
-#include "stallscope/model/loop_guard.h"
+#include "stallscope/base/loop_guard.h"
 #include "stallscope/model/time_math.h"
 
 #include <QTest>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 using namespace stallscope::model;
+using namespace stallscope::base;
 
 class TestLoopGuard : public QObject {
     Q_OBJECT
@@ -62,3 +63,19 @@ private Q_SLOTS:
 
 QTEST_GUILESS_MAIN(TestLoopGuard)
 #include "test_loop_guard.moc"
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;
+
+using stallscope::base::loopStallCount;

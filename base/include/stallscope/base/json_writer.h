@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace stallscope::analysis {
+namespace stallscope::base {
 
 class JsonWriter {
 public:
@@ -48,4 +48,4 @@ private:
 /// "12.345" from 12345 ns.
 std::string formatMicros(int64_t ns);
 
-} // namespace stallscope::analysis
+} // namespace stallscope::base

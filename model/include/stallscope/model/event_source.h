@@ -3,7 +3,9 @@
 // reference per event; args and other rarely needed fields are read back on demand
 // (spec/style.md: "args kept raw and parsed on demand"). Importers provide the
 // format-specific implementation (Chrome JSON from a file, a gzip index, memory, ...).
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,5 +37,23 @@ public:
     /// Bytes this source keeps resident (indexes, caches), for memory accounting.
     [[nodiscard]] virtual size_t memoryBytes() const { return 0; }
 };
+
+/// A trace's text read again from its first byte, in chunks, exactly as its importer saw
+/// it (inflated, each byte that is not UTF-8 replaced one for one, so the importer's byte
+/// offsets hold): for writers that copy the original (the annotated trace) without
+/// depending on the importers.
+class TextReader {
+public:
+    virtual ~TextReader() = default;
+    /// Up to `n` bytes (`n` >= 4); 0 at the end of the text or on an error.
+    virtual size_t read(char* dst, size_t n) = 0;
+    /// After read() returned 0: true when the whole text was read without a problem.
+    [[nodiscard]] virtual bool complete() const = 0;
+    [[nodiscard]] virtual std::string problem() const = 0;
+};
+
+/// Set by the importer that read a file (TraceMetadata::reopenText): opens its text again,
+/// or returns null with `error` set.
+using TextOpener = std::function<std::unique_ptr<TextReader>(std::string& error)>;
 
 } // namespace stallscope::model

@@ -1,9 +1,9 @@
-#include "stallscope/analysis/json_writer.h"
+#include "stallscope/base/json_writer.h"
 
 #include <cmath>
 #include <cstdio>
 
-namespace stallscope::analysis {
+namespace stallscope::base {
 
 void JsonWriter::escape(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
@@ -149,4 +149,4 @@ std::string formatMicros(int64_t ns) {
     return buf;
 }
 
-} // namespace stallscope::analysis
+} // namespace stallscope::base
