@@ -124,7 +124,7 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
             for (const Finding& g : findings)
                 covered |= g.device == f.device &&
                            (g.kind == FindingKind::LightModel || g.kind == FindingKind::LaunchBound) &&
-                           g.savingNs * 2 >= f.savingNs;
+                           2.0 * double(g.savingNs) >= double(f.savingNs);
             if (!covered) findings.push_back(std::move(f));
         }
     }

@@ -188,7 +188,7 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
             if (c.is(k.slice, kNcTensorCore)) tc += s.dur[k.slice];
             else if (evidence.size() < 30) evidence.push_back(SliceId(k.slice));
         }
-        if (double(gemm) < c.options.thresholds.noTensorCoresMinGemmShare * double(d->busyNs) || tc * 20 > gemm) continue;
+        if (double(gemm) < c.options.thresholds.noTensorCoresMinGemmShare * double(d->busyNs) || 20.0 * double(tc) > double(gemm)) continue;
         // Half precision on Tensor Cores runs these GEMMs at least twice as fast.
         Finding f = makeFinding(c, FindingKind::NoTensorCores, dev.device, (gemm - tc) / 2);
         f.evidence = evidence;
@@ -220,7 +220,7 @@ void detectLightModel(const DetectorInput& in, Findings& out) {
         if (d.kernelUtilization >= c.options.thresholds.lightModelMaxKernelShare) continue;
         const int64_t hostSide = causeNs(d, IdleCause::LaunchOverhead) + causeNs(d, IdleCause::CpuCompute);
         const int64_t loading = causeNs(d, IdleCause::DataLoading) + causeNs(d, IdleCause::IoLoggingCheckpoint);
-        if (hostSide * 2 < d.idleNs || loading * 3 > d.idleNs) continue;
+        if (2.0 * double(hostSide) < double(d.idleNs) || 3.0 * double(loading) > double(d.idleNs)) continue;
         Finding f = makeFinding(c, FindingKind::LightModel, d.device, hostSide);
         Intervals ranges = d.idle.intervals[idx(IdleCause::LaunchOverhead)];
         ranges.insert(ranges.end(), d.idle.intervals[idx(IdleCause::CpuCompute)].begin(),

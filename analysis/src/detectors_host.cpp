@@ -275,7 +275,7 @@ void detectHostBound(const DetectorInput& in, Findings& out) {
             "model = torch.compile(model)                      # fewer Python/dispatcher round-trips\n"
             "optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)\n"
             "prof = torch.profiler.profile(with_stack=True)   # attribute untraced time to Python";
-        f.confidence = untraced * 2 > ns ? 0.5 : 0.7;
+        f.confidence = untraced > ns / 2 ? 0.5 : 0.7;  // not untraced * 2: durations reach 2^62
         out.push_back(std::move(f));
     }
 }
@@ -317,7 +317,7 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
         int64_t explained = 0;
         for (const Finding& f : out)
             if (f.device == d.device && f.kind != FindingKind::LowUtilization) explained += f.savingNs;
-        if (explained * 2 >= d.idleNs) continue;
+        if (2.0 * double(explained) >= double(d.idleNs)) continue;
         Finding f = makeFinding(c, FindingKind::LowUtilization, d.device, d.idleNs - explained);
         std::vector<std::pair<int64_t, IdleCause>> causes;
         for (size_t k = 0; k < kIdleCauseCount; ++k) causes.emplace_back(d.idle.causes[k].ns, static_cast<IdleCause>(k));

@@ -78,6 +78,8 @@ bool ChromeEventReader::requireTime(uint64_t offset) {
 }
 
 void ChromeEventReader::commit(uint64_t offset, uint32_t length) {
+    for (const PendingDiagnostic& d : m_pending) m_b.diagnostics.add(d.kind, d.offset, d.detail);
+    m_pending.clear();
     countPhase();
     if (!m_ev.hasPh) {
         if (m_ev.wrongType == "ph")

@@ -104,8 +104,8 @@ error_code ChromeEventReader::getString(sjo::value& v, std::string_view& out, ui
     if (m_repairParser.iterate(padded).get(doc) || doc.get_string().get(text)) return e;
     m_repaired.emplace_back(text);
     out = m_repaired.back();
-    m_b.diagnostics.add(model::DiagnosticKind::InvalidUtf8, offset,
-                        std::to_string(replaced) + " invalid escape(s) in a string replaced by '?'");
+    note(model::DiagnosticKind::InvalidUtf8, offset,
+         std::to_string(replaced) + " invalid escape(s) in a string replaced by '?'");
     return SUCCESS;
 }
 
@@ -283,8 +283,7 @@ error_code ChromeEventReader::readArgs(sjo::value& v, uint64_t offset) {
                 if (ok && iv >= 0 && iv < static_cast<int64_t>(model::SliceTable::kNoCorrelation))
                     m_ev.correlation = static_cast<uint32_t>(iv);
                 else if (ok)
-                    m_b.diagnostics.add(DiagnosticKind::NumberOutOfRange, offset,
-                                        "correlation " + std::to_string(iv));
+                    note(DiagnosticKind::NumberOutOfRange, offset, "correlation " + std::to_string(iv));
                 continue;
             }
             break;
@@ -478,6 +477,7 @@ error_code ChromeEventReader::read(sjo::object& obj, uint64_t offset) {
     m_ev.numerics.swap(numerics);
     m_offset = offset;
     m_repaired.clear();
+    m_pending.clear();
     for (auto fr : obj) {
         sjo::field f;
         if (auto e = std::move(fr).get(f)) return e;

@@ -82,6 +82,18 @@ private:
     EventBatch& m_b;
     Event m_ev;
     uint64_t m_offset = 0;                // of the event being read
+    /// Problems found while reading the event: counted by commit(), dropped when the event
+    /// turns out to be cut by the end of a block (it is read again whole from the next
+    /// one, or reported as truncated), so nothing is counted twice or for a lost event.
+    struct PendingDiagnostic {
+        model::DiagnosticKind kind;
+        uint64_t offset;
+        std::string detail;
+    };
+    std::vector<PendingDiagnostic> m_pending;
+    void note(model::DiagnosticKind kind, uint64_t offset, std::string detail) {
+        m_pending.push_back({kind, offset, std::move(detail)});
+    }
     std::deque<std::string> m_repaired;   // strings getString repaired, for this event (stable)
     sjo::parser m_repairParser;           // unescapes them (the main parser is mid-document)
     std::vector<uint8_t> m_catKind;  // by local string id: EventKind + 1, 0 = unknown yet

@@ -27,8 +27,12 @@ std::string makeTrace(bool minified, bool nestedLines, int events) {
                  ", \"Input Dims\": [[" + std::to_string(rng() % 9) + ", 3], []], \"s\": \"a\\\"b},{\\\\\"}}";
             break;
         case 1:
-            ev = "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 5, \"tid\": 5, \"ts\": " +
-                 std::to_string(ts) + ", \"dur\": 4, \"args\": {\"correlation\": " + std::to_string(i) + "}}";
+            // Every 10th: problems found while the event is read (an escape that is not
+            // UTF-16, a correlation out of range), counted once however the blocks cut it.
+            ev = "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunch" +
+                 std::string(i % 60 == 1 ? "\\udc80" : "") + "Kernel\", \"pid\": 5, \"tid\": 5, \"ts\": " +
+                 std::to_string(ts) + ", \"dur\": 4, \"args\": {\"correlation\": " +
+                 (i % 60 == 1 ? std::string("99999999999") : std::to_string(i)) + "}}";
             break;
         case 2:
             ev = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k" + std::to_string(rng() % 7) +
@@ -109,7 +113,10 @@ private Q_SLOTS:
         // durations on one thread that cross their parents.
         const auto& d = base.value()->diagnostics();
         QCOMPARE(d.count(DiagnosticKind::UnboundFlow), uint64_t(500));
-        QCOMPARE(want.diagnostics, d.count(DiagnosticKind::UnboundFlow) + d.count(DiagnosticKind::CrossingSlices));
+        QCOMPARE(d.count(DiagnosticKind::InvalidUtf8), uint64_t(50));
+        QCOMPARE(d.count(DiagnosticKind::NumberOutOfRange), uint64_t(50));
+        QCOMPARE(want.diagnostics, d.count(DiagnosticKind::UnboundFlow) + d.count(DiagnosticKind::CrossingSlices) +
+                                       d.count(DiagnosticKind::InvalidUtf8) + d.count(DiagnosticKind::NumberOutOfRange));
         for (size_t block : {size_t(64), size_t(300), size_t(1000), size_t(4096), size_t(65536)}) {
             for (unsigned threads : {1u, 2u, 4u}) {
                 importers::ImportOptions o;
