@@ -3,14 +3,16 @@
 # so it is cheap to run before every build.
 set -euo pipefail
 
+# Only what the build and the tests use (qt6-base-dev brings the GL headers Qt's CMake
+# files ask for; Qt Charts, QtOpenGL and libdeflate are not used).
 PKGS=(
   cmake ninja-build g++ pkg-config
-  qt6-base-dev qt6-base-dev-tools qt6-svg-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
+  qt6-base-dev qt6-base-dev-tools qt6-svg-dev
   xvfb xauth fonts-dejavu-core
   libprotobuf-dev protobuf-compiler
-  libsimdjson-dev libdeflate-dev zlib1g-dev
+  libsimdjson-dev zlib1g-dev
   poppler-utils
-  clang-14 libfuzzer-14-dev libclang-rt-14-dev
+  clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
   chromium
   libtorch-dev
 )

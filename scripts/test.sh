@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through CTest:
-# the Release build (all labels but bench), then the Qt-free libraries and their
-# tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz targets
-# (libFuzzer, 45 s each; docs/fuzzing.md).
+# clang-format on the lines changed since .ci/format-base, the Release build (all labels
+# but bench), then the Qt-free libraries and their tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the fuzz targets (libFuzzer, 6000 fixed-seed inputs
+# each; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
 JOBS="$(nproc)"
+
+./scripts/check-format.sh
 
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$JOBS"
