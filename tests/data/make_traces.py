@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Writes the small hand-made traces of tests/data/traces/ (committed; rerun only to change
+them, then regenerate the expected outputs: tests/data/run_diff_tests.py --update).
+
+Each trace shows one situation with numbers chosen so the answer is known by hand:
+  launch_bound_steps   3 steps of 24 tiny kernels, each launch 10 us, each kernel 2 us
+  dataloader_stall     3 steps: 6 ms in the DataLoader, then 2 ms of GPU work
+  blocking_copy_sync   pageable cudaMemcpy H2D and a .item() sync every step
+  cpu_only             ProfilerSteps of CPU operators, no GPU activity
+  bad_input_mix        unsorted events, a negative duration, "N/A" time, a lone surrogate,
+                       an E without B, an unterminated B
+"""
+import json
+import os
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "traces")
+BASE = 1_700_000_000_000_000  # us
+
+DEVICE = {"id": 0, "name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85031714816,
+          "computeMajor": 9, "computeMinor": 0, "maxThreadsPerBlock": 1024,
+          "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536,
+          "regsPerMultiprocessor": 65536, "warpSize": 32, "sharedMemPerBlock": 49152,
+          "sharedMemPerMultiprocessor": 233472, "numSms": 132,
+          "sharedMemPerBlockOptin": 232448}
+
+
+def meta(events):
+    events += [
+        {"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "M", "name": "thread_name", "pid": 100, "tid": 100, "args": {"name": "thread 100 (python3)"}},
+        {"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "M", "name": "process_labels", "pid": 0, "tid": 0, "args": {"labels": "GPU 0"}},
+        {"ph": "M", "name": "thread_name", "pid": 0, "tid": 7, "args": {"name": "stream 7"}},
+    ]
+
+
+class Gpu:
+    def __init__(self):
+        self.events = []
+        self.corr = 1
+
+    def cpu(self, name, ts, dur, cat="cpu_op", args=None):
+        e = {"ph": "X", "cat": cat, "name": name, "pid": 100, "tid": 100, "ts": ts, "dur": dur}
+        if args:
+            e["args"] = args
+        self.events.append(e)
+
+    def launch(self, api, ts, dur, cat, gname, gts, gdur, extra=None):
+        c = self.corr
+        self.corr += 1
+        self.cpu(api, ts, dur, "cuda_runtime", {"correlation": c})
+        g = {"ph": "X", "cat": cat, "name": gname, "pid": 0, "tid": 7, "ts": gts, "dur": gdur,
+             "args": {"device": 0, "stream": 7, "correlation": c}}
+        if extra:
+            g["args"].update(extra)
+        self.events.append(g)
+        self.events.append({"ph": "s", "id": c, "pid": 100, "tid": 100, "ts": ts, "cat": "ac2g", "name": "ac2g"})
+        self.events.append({"ph": "f", "id": c, "pid": 0, "tid": 7, "ts": gts, "cat": "ac2g", "name": "ac2g", "bp": "e"})
+
+    def write(self, name, devices=True):
+        meta(self.events)
+        doc = {"schemaVersion": 1, "traceEvents": self.events, "traceName": name + ".json"}
+        if devices:
+            doc["deviceProperties"] = [DEVICE]
+        with open(os.path.join(OUT, name + ".json"), "w") as f:
+            json.dump(doc, f, indent=None, separators=(",", ":"))
+            f.write("\n")
+
+
+def launch_bound_steps():
+    g = Gpu()
+    t = BASE
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 1000, "user_annotation")
+        for k in range(24):
+            ts = t + 20 + k * 16
+            g.cpu("aten::add", ts, 14)
+            g.launch("cudaLaunchKernel", ts + 2, 10, "kernel",
+                     "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float> >",
+                     ts + 13, 2, {"grid": [1, 1, 1], "block": [128, 1, 1]})
+        t += 1000
+    g.write("launch_bound_steps")
+
+
+def dataloader_stall():
+    g = Gpu()
+    t = BASE
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 8200, "user_annotation")
+        g.cpu("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t + 10, 6000)
+        for k in range(4):
+            ts = t + 6100 + k * 20
+            g.cpu("aten::mm", ts, 15)
+            g.launch("cudaLaunchKernel", ts + 2, 8, "kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                     ts + 12 + k * 480, 500, {"grid": [132, 1, 1], "block": [256, 1, 1]})
+        t += 8200
+    g.write("dataloader_stall")
+
+
+def blocking_copy_sync():
+    g = Gpu()
+    t = BASE
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 3000, "user_annotation")
+        g.cpu("aten::to", t + 10, 900)
+        g.launch("cudaMemcpyAsync", t + 20, 880, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", t + 30, 860,
+                 {"bytes": 67108864, "memory bandwidth (GB/s)": 78.0})
+        for k in range(3):
+            ts = t + 950 + k * 30
+            g.cpu("aten::conv2d", ts, 25)
+            g.launch("cudaLaunchKernel", ts + 2, 8, "kernel", "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc",
+                     ts + 12 + k * 400, 400, {"grid": [264, 1, 1], "block": [128, 1, 1]})
+        g.cpu("aten::item", t + 1100, 1300)
+        g.launch("cudaMemcpyAsync", t + 1110, 1280, "gpu_memcpy", "Memcpy DtoH (Device -> Pageable)", t + 2300, 4,
+                 {"bytes": 4})
+        g.cpu("cudaStreamSynchronize", t + 2395, 3, "cuda_runtime", {"correlation": 0})
+        t += 3000
+    g.write("blocking_copy_sync")
+
+
+def cpu_only():
+    g = Gpu()
+    t = BASE
+    for step in range(4):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 500, "user_annotation")
+        g.cpu("aten::linear", t + 10, 300)
+        g.cpu("aten::addmm", t + 20, 280)
+        g.cpu("aten::relu", t + 320, 50)
+        t += 500
+    g.events = [e for e in g.events]
+    g.events += [{"ph": "M", "name": "process_name", "pid": 100, "tid": 0, "args": {"name": "python3"}}]
+    with open(os.path.join(OUT, "cpu_only.json"), "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": g.events}, f, separators=(",", ":"))
+        f.write("\n")
+
+
+def bad_input_mix():
+    # Written as text: some of it is not what json.dump would write.
+    ev = [
+        '{"ph":"X","cat":"cpu_op","name":"late","pid":1,"tid":1,"ts":500,"dur":10}',
+        '{"ph":"X","cat":"cpu_op","name":"early","pid":1,"tid":1,"ts":100,"dur":50}',
+        '{"ph":"X","cat":"cpu_op","name":"negative","pid":1,"tid":1,"ts":200,"dur":-5}',
+        '{"ph":"X","cat":"cpu_op","name":"no time","pid":1,"tid":1,"ts":"N/A","dur":5}',
+        '{"ph":"X","cat":"cpu_op","name":"lone \\udc80 surrogate","pid":1,"tid":2,"ts":120,"dur":5}',
+        '{"ph":"E","pid":1,"tid":2,"ts":130}',
+        '{"ph":"B","name":"never ends","pid":1,"tid":3,"ts":140}',
+        '{"ph":"X","cat":"cpu_op","name":"nested","pid":1,"tid":1,"ts":110,"dur":20}',
+    ]
+    with open(os.path.join(OUT, "bad_input_mix.json"), "w") as f:
+        f.write('{"traceEvents":[\n' + ",\n".join(ev) + "\n]}\n")
+
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    launch_bound_steps()
+    dataloader_stall()
+    blocking_copy_sync()
+    cpu_only()
+    bad_input_mix()
