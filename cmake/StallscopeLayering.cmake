@@ -7,6 +7,7 @@
 #   importers   files -> model                 analysis   model -> findings
 #   reports     analysis -> documents (the annotated trace copies its source through the
 #               model's TextReader, set by the importer: no edge to importers)
+#   workspace   the one loader: a path imported and analysed (importers + analysis)
 #   capture     live recording -> model (+ importers where it converts: a finished recording
 #               is imported back, logged args are parsed)
 #   app/        cli, gui, pdf, torch demos, CUPTI: may use everything below
@@ -19,6 +20,7 @@ set(STALLSCOPE_LAYERS
     "stallscope_importers=stallscope_model,stallscope_base"
     "stallscope_analysis=stallscope_model,stallscope_base"
     "stallscope_reports=stallscope_analysis,stallscope_model,stallscope_base"
+    "stallscope_workspace=stallscope_importers,stallscope_analysis,stallscope_model,stallscope_base"
     "stallscope_capture_proto="
     "stallscope_capture=stallscope_capture_proto,stallscope_importers,stallscope_model,stallscope_base"
     # Capture back ends: LibTorch demos and recorder, CUPTI conversion and the injection
@@ -31,7 +33,7 @@ set(STALLSCOPE_LAYERS
 # Libraries below app/, and those LibTorch or other programs load: no Qt (Qt's `slots`
 # macro breaks LibTorch headers).
 set(STALLSCOPE_QT_FREE stallscope_base stallscope_model stallscope_importers stallscope_analysis
-    stallscope_reports stallscope_capture_proto stallscope_capture stallscope_torch
+    stallscope_workspace stallscope_reports stallscope_capture_proto stallscope_capture stallscope_torch
     stallscope_cupti_headers stallscope_cupti_convert stallscope_cupti_injection)
 
 # The Stallscope libraries `lib` may link (`out`), or "*" for app-level targets not in the

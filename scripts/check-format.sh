@@ -21,7 +21,7 @@ if ! git rev-parse -q --verify "$BASE^{commit}" >/dev/null; then
 fi
 EXT=c,cc,cpp,h,hpp,cu
 if ((FIX)); then
-  "$GCF" --binary clang-format-14 --extensions "$EXT" "$BASE"
+  "$GCF" --binary clang-format-14 --force --extensions "$EXT" "$BASE"  # new files: git add them first
   exit 0
 fi
 diff="$("$GCF" --binary clang-format-14 --diff --extensions "$EXT" "$BASE" 2>&1 || true)"

@@ -3,8 +3,8 @@
 #include "report_command.h"
 
 #include "stallscope/analysis/analysis_json.h"
-#include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <cstdio>
 
@@ -70,19 +70,22 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     bool failed = false;
     JsonWriter w(true);
     if (options.json) w.beginArray();
-    importers::ImportOptions io;
-    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
-    io.threads = options.threads;
+    workspace::LoadOptions lo;
+    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.threads = options.threads;
+    lo.analysis = options.analysis;
     for (const auto& path : options.paths) {
-        auto r = importers::importPath(path, io);
+        auto r = workspace::loadAndAnalyse(path, lo);
         if (!r) {
             err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
             rc = 1;
             continue;
         }
-        for (const auto& p : r.value().problems) err << "stallscope-cli: " << path << ": skipped " << p << "\n";
-        for (const auto& e : r.value().traces) {
-            const AnalysisResult a = analyze(*e.trace, options.analysis);
+        for (const auto& p : r.value().session.problems)
+            err << "stallscope-cli: " << path << ": skipped " << p << "\n";
+        for (const auto& at : r.value().traces) {
+            const model::TraceEntry& e = at.entry;
+            const AnalysisResult& a = *at.analysis;
             if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
             else writeAnalysisText(out, *e.trace, a, e.path);
             for (const FailRule& rule : options.failOn)

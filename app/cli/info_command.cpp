@@ -5,6 +5,7 @@
 #include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <chrono>
 #include <cstdio>
@@ -220,17 +221,18 @@ int runInfo(const InfoOptions& options, std::ostream& out, std::ostream& err) {
     int rc = 0;
     JsonWriter w(true);
     if (options.json) w.beginArray();
-    importers::ImportOptions io;
-    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
-    io.threads = options.threads;
+    workspace::LoadOptions lo;
+    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.threads = options.threads;
+    lo.analyse = false; // what the trace holds, not why the GPU idles
     for (const auto& path : options.paths) {
-        auto r = importers::importPath(path, io);
+        auto r = workspace::loadAndAnalyse(path, lo);
         if (!r) {
             err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
             rc = 1;
             continue;
         }
-        const model::Session& session = r.value();
+        const model::Session& session = r.value().session;
         for (const auto& p : session.problems) err << "stallscope-cli: " << path << ": skipped " << p << "\n";
         for (const auto& e : session.traces) {
             const TraceSummary s = analysis::summarize(*e.trace);

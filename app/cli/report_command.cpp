@@ -1,7 +1,7 @@
 #include "report_command.h"
 
-#include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/workspace.h"
 
 #ifdef STALLSCOPE_HAVE_PDF
 #include "pdf_report.h"
@@ -11,23 +11,26 @@ namespace stallscope::cli {
 
 bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err) {
-    importers::ImportOptions io;
-    io.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
-    io.threads = threads;
-    auto r = importers::importPath(path, io);
+    workspace::LoadOptions lo;
+    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.threads = threads;
+    lo.analysis = options;
+    auto r = workspace::loadAndAnalyse(path, lo);
     if (!r) {
         err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
         return false;
     }
-    for (const auto& p : r.value().problems) err << "stallscope-cli: " << path << ": skipped " << p << "\n";
+    for (const auto& p : r.value().session.problems)
+        err << "stallscope-cli: " << path << ": skipped " << p << "\n";
     const bool several = r.value().traces.size() > 1;
-    for (const auto& e : r.value().traces) {
+    for (const auto& at : r.value().traces) {
+        const model::TraceEntry& e = at.entry;
         reports::ReportInput in;
         in.path = e.path;
         in.rank = e.rank;
         if (several) in.label = (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label;
         in.trace = e.trace;
-        in.analysis = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*e.trace, options));
+        in.analysis = at.analysis;
         out.push_back(std::move(in));
     }
     if (out.empty()) {

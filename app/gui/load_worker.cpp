@@ -1,13 +1,9 @@
 #include "load_worker.h"
 
-#include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/workspace.h"
 
-#include <QElapsedTimer>
-#include <QLocale>
 #include <QMetaObject>
-
-#include <future>
 
 namespace stallscope::gui {
 
@@ -16,41 +12,39 @@ namespace {
 std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOptions& options,
                                const std::atomic<bool>* cancel,
                                const std::function<void(double, const QString&)>& onProgress, QString* error) {
-    QElapsedTimer timer;
-    timer.start();
-    importers::ImportOptions io;
-    io.cancel = cancel;
+    workspace::LoadOptions lo;
+    lo.cancel = cancel;
     // A trace too large for this machine is refused with its size, not killed by the OS.
-    io.memoryBudgetBytes = importers::defaultMemoryBudget();
-    io.progress = [&](const importers::ImportProgress& p) {
-        if (onProgress && p.bytesTotal > 0)
-            onProgress(0.9 * double(p.bytesRead) / double(p.bytesTotal),
-                       QString("Reading %1 events").arg(QLocale().toString(qulonglong(p.events))));
+    lo.memoryBudgetBytes = importers::defaultMemoryBudget();
+    lo.analysis = options;
+    if (onProgress)
+        lo.progress = [&](double f, const std::string& what) {
+            onProgress(f, QString::fromStdString(what));
+        };
+    // The timeline's index is independent of the analysis: built beside it.
+    lo.perTrace = [](const model::Trace& t) -> std::shared_ptr<const void> {
+        return TimelineIndex::build(t);
     };
-    auto result = importers::importPath(path.toStdString(), io);
+    auto result = workspace::loadAndAnalyse(path.toStdString(), lo);
     if (!result) {
-        if (error) *error = QString::fromStdString(result.error().message);
+        if (error)
+            *error = result.error().kind == base::ErrorKind::Cancelled
+                         ? QStringLiteral("Cancelled")
+                         : QString::fromStdString(result.error().message);
         return nullptr;
     }
+    workspace::Workspace& ws = result.value();
     auto doc = std::make_shared<Document>();
     doc->path = path;
-    doc->session = std::move(result.value());
-    size_t i = 0;
-    for (const auto& entry : doc->session.traces) {
-        if (cancel && cancel->load()) {
-            if (error) *error = "Cancelled";
-            return nullptr;
-        }
-        if (onProgress) onProgress(0.9 + 0.1 * double(i++) / double(doc->session.traces.size()), "Analysing");
+    doc->session = std::move(ws.session);
+    for (workspace::AnalysedTrace& at : ws.traces) {
         LoadedTrace lt;
-        lt.entry = entry;
-        // The timeline's index is independent of the analysis: build both at once.
-        auto index = std::async(std::launch::async, [&entry] { return TimelineIndex::build(*entry.trace); });
-        lt.analysis = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*entry.trace, options));
-        lt.timeline = index.get();
+        lt.entry = std::move(at.entry);
+        lt.analysis = std::move(at.analysis);
+        lt.timeline = std::static_pointer_cast<const TimelineIndex>(at.extra);
         doc->traces.push_back(std::move(lt));
     }
-    doc->loadSeconds = double(timer.elapsed()) / 1000.0;
+    doc->loadSeconds = ws.seconds;
     return doc;
 }
 

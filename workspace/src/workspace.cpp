@@ -1,0 +1,78 @@
+#include "stallscope/workspace/workspace.h"
+
+#include "stallscope/base/text_format.h"
+#include "stallscope/importers/importer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+namespace stallscope::workspace {
+
+base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOptions& options) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+    importers::ImportOptions io;
+    io.threads = options.threads;
+    io.cancel = options.cancel;
+    io.memoryBudgetBytes = options.memoryBudgetBytes;
+    // The caller's callback: one call at a time, never backwards (a folder's files are read
+    // on several threads, each reporting its own bytes from 0).
+    std::mutex progressMutex;
+    double reported = 0;
+    auto report = [&](double f, const std::string& what) {
+        const std::lock_guard<std::mutex> lock(progressMutex);
+        reported = std::max(reported, f);
+        options.progress(reported, what);
+    };
+    if (options.progress)
+        io.progress = [&](const importers::ImportProgress& p) {
+            if (p.bytesTotal > 0)
+                report(0.9 * double(p.bytesRead) / double(p.bytesTotal),
+                       "Reading " + base::formatCount(p.events) + " events");
+        };
+    auto imported = importers::importPath(path, io);
+    if (!imported) return imported.error();
+    Workspace ws;
+    ws.path = path;
+    ws.session = std::move(imported.value());
+    const size_t n = ws.session.traces.size();
+    ws.traces.resize(n);
+    for (size_t i = 0; i < n; ++i) ws.traces[i].entry = ws.session.traces[i];
+
+    // Each trace is analysed (and given the caller's per-trace work) on its own; up to
+    // analysisThreads traces at once, the caller's work beside the analysis.
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const size_t workers =
+        std::min<size_t>(n, options.analysisThreads ? options.analysisThreads : hw);
+    std::atomic<size_t> next{0}, done{0};
+    auto work = [&] {
+        for (size_t i = next++; i < n; i = next++) {
+            if (cancelled()) return;
+            AnalysedTrace& at = ws.traces[i];
+            const model::Trace& trace = *at.entry.trace;
+            std::thread side;
+            if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(trace); });
+            if (options.analyse)
+                at.analysis = std::make_shared<const analysis::AnalysisResult>(
+                    analysis::analyze(trace, options.analysis));
+            if (side.joinable()) side.join();
+            const size_t finished = ++done;
+            if (options.progress) report(0.9 + 0.1 * double(finished) / double(n), "Analysing");
+        }
+    };
+    if (options.progress && (options.analyse || options.perTrace) && n) report(0.9, "Analysing");
+    if (workers <= 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        for (size_t k = 0; k < workers; ++k) pool.emplace_back(work);
+        for (auto& t : pool) t.join();
+    }
+    if (cancelled()) return base::Error{base::ErrorKind::Cancelled, "cancelled"};
+    ws.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return ws;
+}
+
+} // namespace stallscope::workspace
