@@ -1,5 +1,7 @@
 #include "detectors.h"
 
+#include "stallscope/base/text_format.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -79,20 +81,12 @@ std::vector<SliceId> findSlices(const Context& c, const std::function<bool(uint3
 }
 
 std::string fmtDuration(int64_t ns) {
-    char buf[48];
-    const double a = double(ns < 0 ? -ns : ns);
-    if (a >= 1e9) std::snprintf(buf, sizeof buf, "%.2f s", double(ns) / 1e9);
-    else if (a >= 1e6) std::snprintf(buf, sizeof buf, "%.1f ms", double(ns) / 1e6);
-    else if (a >= 1e3) std::snprintf(buf, sizeof buf, "%.0f us", double(ns) / 1e3);
-    else std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-    return buf;
+    return base::formatDuration(ns, base::kDurationCompact);
 }
 
 std::string fmtPct(double share) {
-    char buf[32];
-    if (share > 0 && share < 0.01) std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
-    else std::snprintf(buf, sizeof buf, "%.0f%%", share * 100);
-    return buf;
+    // Whole percent, but a share under 1 % keeps one decimal ("0.4%", not "0%").
+    return base::formatPercent(share, share > 0 && share < 0.01 ? 1 : 0);
 }
 
 const DeviceMetrics* deviceMetrics(const AnalysisResult& r, int32_t device) {

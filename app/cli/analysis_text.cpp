@@ -17,10 +17,9 @@ using namespace analysis;
 
 namespace {
 
-std::string pct(double share) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%5.1f%%", share * 100);
-    return buf;
+std::string pct(double share) { // right-aligned in 6 columns: " 33.1%"
+    const std::string s = base::formatPercent(share, 1);
+    return std::string(s.size() < 6 ? 6 - s.size() : 0, ' ') + s;
 }
 
 std::string pad(const std::string& s, size_t n) {

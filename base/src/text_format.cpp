@@ -8,13 +8,43 @@
 
 namespace stallscope::base {
 
-std::string formatDuration(int64_t ns) {
+namespace {
+/// "12345.678" -> "12,345.678"
+std::string groupThousands(std::string fixed) {
+    const size_t start = fixed[0] == '-' ? 1 : 0;
+    size_t end = fixed.find('.');
+    if (end == std::string::npos) end = fixed.size();
+    for (size_t i = end; i > start + 3; i -= 3) fixed.insert(i - 3, 1, ',');
+    return fixed;
+}
+} // namespace
+
+std::string formatDuration(int64_t ns, const DurationStyle& style) {
     const double a = std::fabs(static_cast<double>(ns));
+    if (a < 1e3) return std::to_string(ns) + " ns";
+    double v;
+    int decimals;
+    const char* unit;
+    if (a < 1e6)
+        v = static_cast<double>(ns) / 1e3, decimals = style.microsDecimals,
+        unit = style.microSign ? " µs" : " us";
+    else if (a < 1e9)
+        v = static_cast<double>(ns) / 1e6, decimals = style.millisDecimals, unit = " ms";
+    else
+        v = static_cast<double>(ns) / 1e9, decimals = style.secondsDecimals, unit = " s";
+    if (decimals == DurationStyle::kSignificant) {
+        const double m = std::fabs(v);
+        decimals = m >= 100 ? 1 : m >= 10 ? 2 : 3;
+    }
     char buf[64];
-    if (a < 1e3) std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-    else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
-    else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-    else std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+    std::snprintf(buf, sizeof buf, "%.*f", std::clamp(decimals, 0, 9), v);
+    return (style.groupThousands ? groupThousands(buf) : std::string(buf)) + unit;
+}
+
+std::string formatPercent(double share, int decimals, bool space) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f%s", std::clamp(decimals, 0, 9), share * 100,
+                  space ? " %" : "%");
     return buf;
 }
 
@@ -41,7 +71,12 @@ std::string formatCount(uint64_t n) {
 
 std::string formatTimestamp(int64_t ns) {
     // Absolute epoch times (after 2001) get a calendar date; relative ones an offset.
-    if (ns < 1'000'000'000'000'000'000LL) return "+" + formatDuration(ns);
+    if (ns < 1'000'000'000'000'000'000LL) {
+        std::string s =
+            "+"; // not "+" + std::string: GCC 12's -Wrestrict false positive (bug 105329)
+        s += formatDuration(ns);
+        return s;
+    }
     const std::time_t secs = static_cast<std::time_t>(ns / 1'000'000'000);
     std::tm tm{};
     gmtime_r(&secs, &tm);

@@ -58,9 +58,7 @@ void ReportDocument::bullets(std::vector<Text> items) {
 namespace detail {
 
 std::string pct(double share) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f%%", share * 100);
-    return buf;
+    return base::formatPercent(share, 1);
 }
 
 std::string svgNum(double v) {

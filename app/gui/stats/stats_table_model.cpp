@@ -4,6 +4,8 @@
 
 #include "gui_text.h"
 
+#include "stallscope/base/text_format.h"
+
 #include "theme.h"
 
 #include <QLocale>
@@ -23,11 +25,8 @@ const QLocale& locale() {
 } // namespace
 
 QString duration(int64_t ns) {
-    const int64_t a = ns < 0 ? -ns : ns;
-    if (a >= 1'000'000'000) return locale().toString(double(ns) / 1e9, 'f', 3) + QStringLiteral(" s");
-    if (a >= 1'000'000) return QString::number(double(ns) / 1e6, 'f', 3) + QStringLiteral(" ms");
-    if (a >= 1'000) return QString::number(double(ns) / 1e3, 'f', 1) + QStringLiteral(" µs");
-    return QString::number(ns) + QStringLiteral(" ns");
+    // Three decimals, one for µs, thousands grouped: "1,234.567 s".
+    return QString::fromStdString(base::formatDuration(ns, {3, 3, 1, true, true}));
 }
 
 QString durationShort(int64_t ns) { return significantDuration(ns); }
@@ -42,7 +41,9 @@ QString bytes(int64_t n) {
     return QString::number(n) + QStringLiteral(" B");
 }
 
-QString percent(double pct) { return QString::number(pct, 'f', 1) + QStringLiteral(" %"); }
+QString percent(double pct) {
+    return QString::fromStdString(base::formatPercent(pct / 100, 1, true));
+}
 
 } // namespace statsformat
 
