@@ -1,5 +1,5 @@
 #pragma once
-// Detectors turn metrics and idle causes into findings (spec/analysis.md table; the exact
+// Detectors turn metrics and idle causes into findings (../shared/spec/analysis.md table; the exact
 // rules are in docs/analysis.md). Each appends zero or more findings.
 #include "analysis_context.h"
 

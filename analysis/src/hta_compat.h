@@ -4,7 +4,7 @@
 namespace stallscope::analysis::detail {
 
 /// Holistic Trace Analysis' temporal and per-stream idle breakdowns, on HTA's window and
-/// with HTA's rules (spec/analysis.md), so numbers can be compared side by side.
+/// with HTA's rules (../shared/spec/analysis.md), so numbers can be compared side by side.
 HtaBreakdown computeHta(const Context& c);
 
 /// HTA's kernel type by name: "communication", "memory", "computation" or "other".

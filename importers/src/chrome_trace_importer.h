@@ -1,5 +1,5 @@
 #pragma once
-// The Chrome/Kineto JSON import pipeline (spec/style.md "Import pipeline"):
+// The Chrome/Kineto JSON import pipeline (../shared/spec/style.md "Import pipeline"):
 // header -> blocks cut at line boundaries (reader thread) -> parallel speculative block
 // parsing -> in-order validation and merge into the TraceBuilder -> suffix -> finalize.
 #include "byte_stream.h"

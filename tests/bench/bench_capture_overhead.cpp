@@ -3,10 +3,11 @@
 // `stallscope-cli record`, in-process, so its threads compete with the loop on the same
 // cores) against the same steps without the recorder, alternating, best of --repeat each.
 //
-//   build/release/tests/bench/bench_capture_overhead [--repeat 5] [--steps 30] [--no-shapes] [DEMO...]
+//   build/release/tests/bench/bench_capture_overhead [--repeat 5] [--steps 30]
+//                                                    [--no-shapes] [DEMO...]
 //
 // Prints per demo: ms per step without and with recording, the overhead ratio, records per
-// step. The target for GPU capture is <= 3 % (spec/performance.md); these figures are the
+// step. The target for GPU capture is <= 3 % (../shared/spec/performance.md); these figures are the
 // CPU side (RecordFunction callbacks and the session), with no GPU here.
 #include "stallscope/capture/session.h"
 #include "stallscope/torch/demos.h"

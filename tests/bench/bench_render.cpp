@@ -1,4 +1,4 @@
-// Timeline render benchmark (spec/performance.md: one full repaint of a 1920x1080 view
+// Timeline render benchmark (../shared/spec/performance.md: one full repaint of a 1920x1080 view
 // <= 16 ms at any zoom on a 10 M-event trace; first paint <= 100 ms after import).
 //
 // Builds a synthetic training trace in memory (ProfilerStep > op > child op > launch call on

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Import benchmark (spec/performance.md): generates a large realistic trace from a real
+# Import benchmark (../shared/spec/performance.md): generates a large realistic trace from a real
 # one, then measures in one run, on the same file:
 #   - import MB/s on one core (taskset to CPU 0, 1 parser thread) and on all cores
 #   - .json.gz import MB/s (of uncompressed JSON), all cores

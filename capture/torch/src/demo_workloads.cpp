@@ -1,5 +1,5 @@
 // The demo workloads: one small CNN training loop (torch::nn::Conv2d/Linear, SGD) whose
-// configuration reproduces one bottleneck of spec/product.md or its fix, recorded with a
+// configuration reproduces one bottleneck of ../shared/spec/product.md or its fix, recorded with a
 // TorchRecorder. The only file of stallscope_torch that includes <torch/torch.h>.
 #include "demo_loader.h"
 #include "recorder_core.h"

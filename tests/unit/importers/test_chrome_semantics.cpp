@@ -1,4 +1,4 @@
-// One tiny inline trace per import rule of spec/formats.md (Perfetto-style diff tests).
+// One tiny inline trace per import rule of ../shared/spec/formats.md (Perfetto-style diff tests).
 #include "stallscope/importers/importer.h"
 #include "stallscope/model/copy_kind.h"
 

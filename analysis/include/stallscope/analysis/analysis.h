@@ -24,7 +24,7 @@ struct WindowSpec {
     int64_t startNs = 0, endNs = 0;    // WindowKind::Range
 };
 
-/// Detector thresholds (spec/analysis.md defaults). Shares are fractions of the window.
+/// Detector thresholds (../shared/spec/analysis.md defaults). Shares are fractions of the window.
 struct Thresholds {
     double dataLoadingMinShare = 0.05;
     double loggingMinShare = 0.03;     // below: logging every N steps, as the fix advises

@@ -29,7 +29,7 @@ enum class EventKind : uint8_t {
 /// Kind from the category as written; `hasCategory` false for events without "cat".
 EventKind kindFromCategory(std::string_view cat, bool hasCategory);
 
-/// GPU work in the sense of spec/analysis.md: kernels, copies and memsets.
+/// GPU work in the sense of ../shared/spec/analysis.md: kernels, copies and memsets.
 constexpr bool isGpuWork(EventKind k) {
     return k == EventKind::Kernel || k == EventKind::Memcpy || k == EventKind::Memset;
 }

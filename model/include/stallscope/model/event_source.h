@@ -1,7 +1,7 @@
 #pragma once
 // Where an event's full text lives after import. The model keeps only a (offset, length)
 // reference per event; args and other rarely needed fields are read back on demand
-// (spec/style.md: "args kept raw and parsed on demand"). Importers provide the
+// (../shared/spec/style.md: "args kept raw and parsed on demand"). Importers provide the
 // format-specific implementation (Chrome JSON from a file, a gzip index, memory, ...).
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// The immutable trace model (spec/style.md "The model"): struct-of-arrays tables,
+// The immutable trace model (../shared/spec/style.md "The model"): struct-of-arrays tables,
 // each track's slices contiguous and sorted by (start asc, duration desc), int64 ns,
 // interned strings, strong ids, raw args read back on demand through an EventSource.
 // Built by TraceBuilder; shared with views as std::shared_ptr<const Trace>.
@@ -96,11 +96,12 @@ struct SliceExtra {
     static constexpr uint64_t kNone = UINT64_MAX;
 };
 
-static_assert(sizeof(int64_t) * 2 + sizeof(TrackId) + sizeof(StringId) * 2 + sizeof(SliceId) +
-                      sizeof(uint64_t) + sizeof(uint32_t) * 2 + sizeof(uint64_t) +
-                      sizeof(EventKind) + sizeof(uint8_t) + sizeof(uint16_t) ==
-                  60,
-              "per-slice bytes: keep the model within spec/performance.md's 64 bytes per event");
+static_assert(
+    sizeof(int64_t) * 2 + sizeof(TrackId) + sizeof(StringId) * 2 + sizeof(SliceId) +
+            sizeof(uint64_t) + sizeof(uint32_t) * 2 + sizeof(uint64_t) + sizeof(EventKind) +
+            sizeof(uint8_t) + sizeof(uint16_t) ==
+        60,
+    "per-slice bytes: keep the model within ../shared/spec/performance.md's 64 bytes per event");
 
 struct InstantTable {
     std::vector<int64_t> ts;

@@ -1,6 +1,6 @@
 #pragma once
-// Built-in LibTorch workloads that reproduce the bottlenecks of spec/product.md on purpose,
-// each with its fixed variant, so users can see what each one looks like in a trace:
+// Built-in LibTorch workloads that reproduce the bottlenecks of ../shared/spec/product.md on
+// purpose, each with its fixed variant, so users can see what each one looks like in a trace:
 //
 //   dataloader        / dataloader-fixed   batches prepared inside the step (single
 //                                          process) / by a worker thread with a prefetch queue
