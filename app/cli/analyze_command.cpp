@@ -1,4 +1,5 @@
 #include "analyze_command.h"
+#include "command.h"
 
 #include "report_command.h"
 
@@ -125,5 +126,57 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     }
     return failed ? 3 : 0;
 }
+
+namespace {
+int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
+    const Command& me = kAnalyzeCommand;
+    AnalyzeOptions o;
+    while (args.more()) {
+        const std::string a = args.take();
+        std::string v;
+        if (a == "--json")
+            o.json = true;
+        else if (a == "--window") {
+            if (!args.value(v) || !parseWindow(v, o.analysis.window))
+                return usageError(me, "--window needs all, steps, hta or a step number", err);
+        } else if (a == "--device") {
+            if (!args.intValue(o.analysis.device))
+                return usageError(me, "--device needs a device index", err);
+        } else if (a == "--fail-on") {
+            std::string error;
+            if (!args.value(v)) return usageError(me, "--fail-on needs KIND[:MIN_PCT],...", err);
+            if (!parseFailOn(v, o.failOn, error)) return usageError(me, error, err);
+        } else if (a == "--threads") {
+            if (!args.unsignedValue(o.threads))
+                return usageError(me, "--threads needs a number", err);
+        } else if (a == "--baseline") {
+            if (!args.value(o.baseline)) return usageError(me, "--baseline needs a trace", err);
+        } else if (a == "--max-regression") {
+            if (!args.percentValue(o.maxRegressionPct))
+                return usageError(me, "--max-regression needs a percentage", err);
+        } else if (a.size() > 1 && a[0] == '-')
+            return usageError(me, "unknown option " + a, err);
+        else
+            o.paths.push_back(a);
+    }
+    if (o.paths.empty()) return usageError(me, "analyze needs at least one PATH", err);
+    return runAnalyze(o, out, err);
+}
+} // namespace
+
+const Command kAnalyzeCommand{
+    "analyze",
+    "  analyze [--json] [--window all|steps|hta|STEP] [--device N] [--fail-on KIND[:MIN_PCT],...]\n"
+    "          [--baseline BEFORE [--max-regression PCT]] PATH...\n"
+    "                                        why the GPU is idle: utilisation, idle causes, "
+    "findings\n"
+    "                                        with their fix; --fail-on exits 3 when a listed "
+    "finding\n"
+    "                                        saves at least MIN_PCT of step time; --baseline exits "
+    "3\n"
+    "                                        when step time grew more than PCT % or the GPU idle "
+    "share\n"
+    "                                        more than PCT points against BEFORE (default 5)\n",
+    analyzeMain};
 
 } // namespace stallscope::cli

@@ -1,4 +1,5 @@
 #include "info_command.h"
+#include "command.h"
 
 #include "stallscope/analysis/trace_summary.h"
 #include "stallscope/base/json_writer.h"
@@ -249,5 +250,32 @@ int runInfo(const InfoOptions& options, std::ostream& out, std::ostream& err) {
     }
     return rc;
 }
+
+namespace {
+int infoMain(Args& args, std::ostream& out, std::ostream& err) {
+    InfoOptions o;
+    while (args.more()) {
+        const std::string a = args.take();
+        if (a == "--json")
+            o.json = true;
+        else if (a == "--threads") {
+            if (!args.unsignedValue(o.threads))
+                return usageError(kInfoCommand, "--threads needs a number", err);
+        } else if (a.size() > 1 && a[0] == '-')
+            return usageError(kInfoCommand, "unknown option " + a, err);
+        else
+            o.paths.push_back(a);
+    }
+    if (o.paths.empty()) return usageError(kInfoCommand, "info needs at least one PATH", err);
+    return runInfo(o, out, err);
+}
+} // namespace
+
+const Command kInfoCommand{
+    "info",
+    "  info [--json] [--threads N] PATH...   what a trace holds: format, span, devices, ranks,\n"
+    "                                        rows, steps, event counts, diagnostics, import "
+    "speed\n",
+    infoMain};
 
 } // namespace stallscope::cli

@@ -1,5 +1,6 @@
 // stallscope-cli record [-o OUT.json[.gz]] [--duration S] [--delay S] [--fake-source] -- COMMAND ARGS...
 #include "record_command.h"
+#include "command.h"
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/base/text_format.h"
@@ -261,5 +262,46 @@ int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
     if (!hasCommand) return 0;
     return st.exitCode >= 0 ? st.exitCode : 1;
 }
+
+namespace {
+int recordMain(Args& args, std::ostream& out, std::ostream& err) {
+    // parseRecordArgs reads argv-style (the target's own arguments follow "--").
+    std::vector<std::string> copy = args.all();
+    std::vector<char*> argv;
+    for (std::string& s : copy) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    RecordCommandOptions o;
+    std::string error;
+    if (!parseRecordArgs(static_cast<int>(copy.size()), argv.data(), 0, o, error))
+        return usageError(kRecordCommand, error, err);
+    return runRecord(std::move(o), out, err);
+}
+} // namespace
+
+const Command kRecordCommand{
+    "record",
+    "  record [-o OUT.json[.gz]] [--delay S] [--duration S] [--cuda-profiler-range] -- COMMAND "
+    "ARGS...\n"
+    "                                        run COMMAND with live capture (CUPTI), write a "
+    "Kineto-\n"
+    "                                        compatible trace (default "
+    "stallscope-<time>.pt.trace.json.gz)\n"
+    "                                        and print the top findings; exits with COMMAND's exit "
+    "code.\n"
+    "                                        --delay/--duration: record from S seconds after the "
+    "start,\n"
+    "                                        for S seconds (then COMMAND is stopped); Ctrl-C "
+    "stops.\n"
+    "                                        --cuda-profiler-range: GPU capture only between\n"
+    "                                        cudaProfilerStart/Stop "
+    "(torch.cuda.profiler.start/stop)\n"
+    "                                        --fake-source: a scripted training loop joins (for "
+    "demos\n"
+    "                                        and tests; COMMAND is optional then)\n"
+    "  record [-o OUT] --demo NAME|list [--steps N]\n"
+    "                                        record a built-in LibTorch workload (stallscope-demo) "
+    "that\n"
+    "                                        reproduces a bottleneck, or its fixed variant\n",
+    recordMain};
 
 } // namespace stallscope::cli

@@ -1,5 +1,8 @@
 #include "report_command.h"
 
+#include "analyze_command.h"
+#include "command.h"
+
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/workspace/workspace.h"
 
@@ -69,5 +72,50 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     out << o.out << "\n";
     return 0;
 }
+
+namespace {
+int reportMain(Args& args, std::ostream& out, std::ostream& err) {
+    const Command& me = kReportCommand;
+    ReportOptions o;
+    while (args.more()) {
+        const std::string a = args.take();
+        std::string v;
+        if (a == "-o" || a == "--output") {
+            if (!args.value(o.out)) return usageError(me, "-o needs a file", err);
+        } else if (a == "--format") {
+            reports::ReportFormat f;
+            if (!args.value(v) || !reports::formatFromName(v, f))
+                return usageError(me, "--format needs html, md, json, pdf or trace", err);
+            o.format = f;
+        } else if (a == "--baseline") {
+            if (!args.value(o.baseline)) return usageError(me, "--baseline needs a trace", err);
+        } else if (a == "--window") {
+            if (!args.value(v) || !parseWindow(v, o.analysis.window))
+                return usageError(me, "--window needs all, steps, hta or a step number", err);
+        } else if (a == "--device") {
+            if (!args.intValue(o.analysis.device))
+                return usageError(me, "--device needs a device index", err);
+        } else if (a.size() > 1 && a[0] == '-')
+            return usageError(me, "unknown option " + a, err);
+        else if (o.path.empty())
+            o.path = a;
+        else
+            return usageError(me, "report takes one PATH (a file or a TensorBoard folder)", err);
+    }
+    if (o.path.empty()) return usageError(me, "report needs a PATH", err);
+    if (o.out.empty()) return usageError(me, "report needs -o OUT", err);
+    return runReport(o, out, err);
+}
+} // namespace
+
+const Command kReportCommand{
+    "report",
+    "  report [--format html|md|json|pdf|trace] [--window ...] [--device N] [--baseline BEFORE]\n"
+    "         -o OUT PATH                    an annotated report: OUT.html (self-contained), .md,\n"
+    "                                        .json (the analysis JSON), .pdf, or .trace.json[.gz]\n"
+    "                                        (the trace plus a \"Stallscope findings\" process);\n"
+    "                                        with --baseline, BEFORE -> PATH compared "
+    "(.html/.md/.pdf)\n",
+    reportMain};
 
 } // namespace stallscope::cli

@@ -28,6 +28,24 @@ private Q_SLOTS:
         QCOMPARE(run({"frobnicate"}), 2);
         QCOMPARE(run({"info"}), 2);
         QCOMPARE(run({"info", "--bogus", sample()}), 2);
+        QCOMPARE(run({"info", "--threads", "four", sample()}), 2);
+        QCOMPARE(run({"analyze", "--device"}), 2);
+        QCOMPARE(run({"analyze", "--max-regression", "-3", sample()}), 2);
+        QCOMPARE(run({"report", sample()}), 2); // no -o
+        QByteArray err;
+        QCOMPARE(run({"report", "-o", "x.html", sample(), sample()}, nullptr, &err), 2);
+        QVERIFY(err.contains("report takes one PATH"));
+        QVERIFY(err.contains("-o OUT PATH")); // the command's own usage follows the message
+    }
+    void everyCommandHasHelp() {
+        QByteArray out;
+        QCOMPARE(run({"--help"}, &out), 0);
+        for (const char* c : {"info", "analyze", "report", "record"}) {
+            QVERIFY2(out.contains(QByteArray("  ") + c + " ["), c);
+            QByteArray own;
+            QCOMPARE(run({c, "--help"}, &own), 0);
+            QVERIFY2(own.startsWith("usage:\n  " + QByteArray(c)), own.constData());
+        }
     }
     void unreadableInputExitsOne() {
         QByteArray err;

@@ -1,0 +1,54 @@
+#pragma once
+// stallscope-cli's subcommands as a registry: each command is one file that parses its own
+// options (with Args) and runs; commands.cpp lists them, and the usage text, `--help` and
+// the dispatch in cli_main.cpp come from that list. A new command is one new file plus one
+// line in commands.cpp.
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stallscope::cli {
+
+/// A command's arguments, read front to back. Typed readers return false when the value is
+/// missing or malformed; the command then reports a usage error.
+class Args {
+public:
+    explicit Args(std::vector<std::string> args) : m_args(std::move(args)) {}
+    [[nodiscard]] bool more() const { return m_next < m_args.size(); }
+    std::string take() { return m_args[m_next++]; }
+    bool value(std::string& out);      // the next argument, whatever it is
+    bool unsignedValue(unsigned& out); // "4"
+    bool intValue(int& out);           // "-1", "0"
+    bool percentValue(double& out);    // a number >= 0: "5", "2.5"
+    [[nodiscard]] const std::vector<std::string>& all() const { return m_args; }
+    [[nodiscard]] size_t position() const { return m_next; }
+
+private:
+    std::vector<std::string> m_args;
+    size_t m_next = 0;
+};
+
+struct Command {
+    std::string_view name;
+    std::string_view usage; // the synopsis and description lines of the --help text
+    /// Parses `args` (what follows the command's name) and runs. Returns the exit code; a
+    /// usage error returns usageError(...).
+    int (*main)(Args& args, std::ostream& out, std::ostream& err);
+};
+
+/// Every command, in the order --help lists them (commands.cpp).
+const std::vector<const Command*>& commands();
+const Command* findCommand(std::string_view name);
+/// The whole --help text.
+std::string usageText();
+/// "stallscope-cli: MESSAGE", the command's usage, and exit code 2.
+int usageError(const Command& command, const std::string& message, std::ostream& err);
+
+// The commands (one file each).
+extern const Command kInfoCommand;
+extern const Command kAnalyzeCommand;
+extern const Command kReportCommand;
+extern const Command kRecordCommand;
+
+} // namespace stallscope::cli
