@@ -47,8 +47,11 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     reports::ReportFormat format{};
     if (o.format) format = *o.format;
     else if (!reports::formatFromPath(o.out, format)) {
-        err << "stallscope-cli: cannot tell the format from '" << o.out
-            << "': use .html, .md, .json, .pdf or .trace.json[.gz], or --format\n";
+        std::string known;
+        for (const reports::ReportFormatInfo& f : reports::reportFormats())
+            known += (known.empty() ? "" : ", ") + std::string(f.extensions.front());
+        err << "stallscope-cli: cannot tell the format from '" << o.out << "': use " << known
+            << " (or .trace.json.gz), or --format\n";
         return 2;
     }
     reports::ReportOptions ro;
@@ -59,12 +62,12 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     std::string error;
     bool ok;
 #ifdef STALLSCOPE_HAVE_PDF
-    if (!o.baseline.empty()) ok = pdf::writeComparisonFile(before.front(), after.front(), o.out, format, ro, error);
-    else ok = pdf::writeReportFile(after, o.out, format, ro, error);
-#else
-    if (!o.baseline.empty()) ok = reports::writeComparison(before.front(), after.front(), o.out, format, ro, error);
-    else ok = reports::writeReport(after, o.out, format, ro, error);
+    pdf::registerPdfReports();
 #endif
+    if (!o.baseline.empty())
+        ok = reports::writeComparison(before.front(), after.front(), o.out, format, ro, error);
+    else
+        ok = reports::writeReport(after, o.out, format, ro, error);
     if (!ok) {
         err << "stallscope-cli: cannot write " << o.out << ": " << error << "\n";
         return 1;

@@ -8,27 +8,12 @@
 
 namespace stallscope::gui {
 
-namespace {
-
-struct Filter {
-    const char* text;
-    reports::ReportFormat format;
-};
-constexpr Filter kFilters[] = {
-    {"HTML report (*.html)", reports::ReportFormat::Html},
-    {"PDF report (*.pdf)", reports::ReportFormat::Pdf},
-    {"Markdown report (*.md)", reports::ReportFormat::Markdown},
-    {"Analysis JSON (*.json)", reports::ReportFormat::Json},
-    {"Annotated trace for Perfetto (*.trace.json.gz *.trace.json)", reports::ReportFormat::AnnotatedTrace},
-};
-
-} // namespace
-
 ReportExport::~ReportExport() { wait(); }
 
 QString ReportExport::fileFilters() {
     QStringList out;
-    for (const Filter& f : kFilters) out << QString::fromUtf8(f.text);
+    for (const reports::ReportFormatInfo& f : reports::reportFormats())
+        out << QString::fromUtf8(f.dialogFilter.data(), qsizetype(f.dialogFilter.size()));
     return out.join(";;");
 }
 
@@ -38,9 +23,10 @@ bool ReportExport::formatFor(const QString& path, const QString& selectedFilter,
         format = static_cast<int>(f);
         return true;
     }
-    for (const Filter& flt : kFilters)
-        if (selectedFilter == QString::fromUtf8(flt.text)) {
-            format = static_cast<int>(flt.format);
+    for (const reports::ReportFormatInfo& info : reports::reportFormats())
+        if (selectedFilter ==
+            QString::fromUtf8(info.dialogFilter.data(), qsizetype(info.dialogFilter.size()))) {
+            format = static_cast<int>(info.format);
             return true;
         }
     return false;

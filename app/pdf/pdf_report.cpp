@@ -110,21 +110,34 @@ QImage renderReportImage(const reports::ReportDocument& doc, int width) {
     return img;
 }
 
+namespace {
+bool writePdfReport(const std::vector<reports::ReportInput>& inputs,
+                    const std::filesystem::path& out, const reports::ReportOptions& options,
+                    std::string& error) {
+    return writePdf(reports::buildReport(inputs, options), out, error);
+}
+bool writePdfComparison(const reports::ReportInput& before, const reports::ReportInput& after,
+                        const std::filesystem::path& out, const reports::ReportOptions& options,
+                        std::string& error) {
+    return writePdf(reports::buildComparison(before, after, options), out, error);
+}
+} // namespace
+
+void registerPdfReports() {
+    reports::registerReportWriters(reports::ReportFormat::Pdf, writePdfReport, writePdfComparison);
+}
+
 bool writeReportFile(const std::vector<reports::ReportInput>& inputs, const std::filesystem::path& out,
                      reports::ReportFormat format, const reports::ReportOptions& options, std::string& error) {
-    if (format != reports::ReportFormat::Pdf) return reports::writeReport(inputs, out, format, options, error);
-    if (inputs.empty()) {
-        error = "nothing to report";
-        return false;
-    }
-    return writePdf(reports::buildReport(inputs, options), out, error);
+    registerPdfReports();
+    return reports::writeReport(inputs, out, format, options, error);
 }
 
 bool writeComparisonFile(const reports::ReportInput& before, const reports::ReportInput& after,
                          const std::filesystem::path& out, reports::ReportFormat format,
                          const reports::ReportOptions& options, std::string& error) {
-    if (format != reports::ReportFormat::Pdf) return reports::writeComparison(before, after, out, format, options, error);
-    return writePdf(reports::buildComparison(before, after, options), out, error);
+    registerPdfReports();
+    return reports::writeComparison(before, after, out, format, options, error);
 }
 
 } // namespace stallscope::pdf

@@ -21,7 +21,9 @@ bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& o
 /// The rich-text rendering (what the PDF pages show, without page breaks) as one image.
 QImage renderReportImage(const reports::ReportDocument& doc, int width);
 
-/// Any report format: PDF here, the others through reports::writeReport.
+/// Registers the PDF writers in the report-format table (reports::reportFormats()).
+void registerPdfReports();
+/// Any report format through reports::writeReport, PDF registered first.
 bool writeReportFile(const std::vector<reports::ReportInput>& inputs, const std::filesystem::path& out,
                      reports::ReportFormat format, const reports::ReportOptions& options, std::string& error);
 /// A comparison as HTML, Markdown or PDF.

@@ -15,35 +15,118 @@ using base::writeFileAtomically;
 
 namespace {
 
-bool endsWith(const std::string& s, std::string_view suffix) {
+bool endsWith(std::string_view s, std::string_view suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 } // namespace
 
+namespace {
+
+bool writeHtml(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+               const ReportOptions& options, std::string& error) {
+    return writeFileAtomically(out, renderHtml(buildReport(inputs, options)), error);
+}
+bool compareHtml(const ReportInput& before, const ReportInput& after,
+                 const std::filesystem::path& out, const ReportOptions& options,
+                 std::string& error) {
+    return writeFileAtomically(out, renderHtml(buildComparison(before, after, options)), error);
+}
+bool writeMarkdown(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                   const ReportOptions& options, std::string& error) {
+    return writeFileAtomically(out, renderMarkdown(buildReport(inputs, options)), error);
+}
+bool compareMarkdown(const ReportInput& before, const ReportInput& after,
+                     const std::filesystem::path& out, const ReportOptions& options,
+                     std::string& error) {
+    return writeFileAtomically(out, renderMarkdown(buildComparison(before, after, options)), error);
+}
+bool writeJson(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+               const ReportOptions&, std::string& error) {
+    return writeFileAtomically(out, renderJson(inputs), error);
+}
+bool writeTrace(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                const ReportOptions&, std::string& error) {
+    if (inputs.size() != 1) {
+        error = "an annotated trace is written per trace file; this input holds " +
+                std::to_string(inputs.size()) + " traces (pass one of its files)";
+        return false;
+    }
+    return writeAnnotatedTrace(*inputs.front().trace, *inputs.front().analysis, out, error);
+}
+
+std::vector<ReportFormatInfo>& table() {
+    // The export dialog's order. One row per format.
+    static std::vector<ReportFormatInfo> formats{
+        {ReportFormat::Html,
+         {"html"},
+         {".html", ".htm"},
+         "HTML report (*.html)",
+         writeHtml,
+         compareHtml,
+         {}},
+        {ReportFormat::Pdf,
+         {"pdf"},
+         {".pdf"},
+         "PDF report (*.pdf)",
+         nullptr,
+         nullptr,
+         "PDF needs the Qt part of Stallscope (this build has none)"},
+        {ReportFormat::Markdown,
+         {"md", "markdown"},
+         {".md", ".markdown"},
+         "Markdown report (*.md)",
+         writeMarkdown,
+         compareMarkdown,
+         {}},
+        {ReportFormat::Json, {"json"}, {".json"}, "Analysis JSON (*.json)", writeJson, nullptr, {}},
+        {ReportFormat::AnnotatedTrace,
+         {"trace"},
+         {".trace.json", ".trace.json.gz", ".json.gz"},
+         "Annotated trace for Perfetto (*.trace.json.gz *.trace.json)",
+         writeTrace,
+         nullptr,
+         {}},
+    };
+    return formats;
+}
+
+} // namespace
+
+const std::vector<ReportFormatInfo>& reportFormats() {
+    return table();
+}
+
+const ReportFormatInfo& reportFormatInfo(ReportFormat format) {
+    for (const ReportFormatInfo& f : table())
+        if (f.format == format) return f;
+    return table().front(); // every ReportFormat has a row (test_reports checks)
+}
+
+void registerReportWriters(ReportFormat format, ReportFormatInfo::WriteFn write,
+                           ReportFormatInfo::CompareFn compare) {
+    for (ReportFormatInfo& f : table())
+        if (f.format == format) f.write = write, f.compare = compare;
+}
+
 bool formatFromPath(const std::filesystem::path& path, ReportFormat& out) {
     std::string name = path.filename().string();
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    if (endsWith(name, ".trace.json") || endsWith(name, ".trace.json.gz") || endsWith(name, ".json.gz")) {
-        out = ReportFormat::AnnotatedTrace;
-        return true;
-    }
-    if (endsWith(name, ".html") || endsWith(name, ".htm")) out = ReportFormat::Html;
-    else if (endsWith(name, ".md") || endsWith(name, ".markdown")) out = ReportFormat::Markdown;
-    else if (endsWith(name, ".json")) out = ReportFormat::Json;
-    else if (endsWith(name, ".pdf")) out = ReportFormat::Pdf;
-    else return false;
-    return true;
+    size_t best = 0; // the longest extension that matches: .trace.json before .json
+    for (const ReportFormatInfo& f : table())
+        for (std::string_view ext : f.extensions)
+            if (ext.size() > best && endsWith(name, ext)) best = ext.size(), out = f.format;
+    return best > 0;
 }
 
 bool formatFromName(std::string_view name, ReportFormat& out) {
-    if (name == "html") out = ReportFormat::Html;
-    else if (name == "md" || name == "markdown") out = ReportFormat::Markdown;
-    else if (name == "json") out = ReportFormat::Json;
-    else if (name == "pdf") out = ReportFormat::Pdf;
-    else if (name == "trace") out = ReportFormat::AnnotatedTrace;
-    else return false;
-    return true;
+    for (const ReportFormatInfo& f : table())
+        for (std::string_view n : f.names)
+            if (n == name) {
+                out = f.format;
+                return true;
+            }
+    return false;
 }
 
 std::string renderJson(const std::vector<ReportInput>& inputs) {
@@ -62,30 +145,26 @@ bool writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::
         error = "nothing to report";
         return false;
     }
-    switch (format) {
-    case ReportFormat::Html: return writeFileAtomically(out, renderHtml(buildReport(inputs, options)), error);
-    case ReportFormat::Markdown: return writeFileAtomically(out, renderMarkdown(buildReport(inputs, options)), error);
-    case ReportFormat::Json: return writeFileAtomically(out, renderJson(inputs), error);
-    case ReportFormat::AnnotatedTrace:
-        if (inputs.size() != 1) {
-            error = "an annotated trace is written per trace file; this input holds " + std::to_string(inputs.size()) +
-                    " traces (pass one of its files)";
-            return false;
-        }
-        return writeAnnotatedTrace(*inputs.front().trace, *inputs.front().analysis, out, error);
-    case ReportFormat::Pdf: error = "PDF needs the Qt part of Stallscope (this build has none)"; return false;
+    const ReportFormatInfo& f = reportFormatInfo(format);
+    if (!f.write) {
+        error = std::string(f.unavailable);
+        return false;
     }
-    return false;
+    return f.write(inputs, out, options, error);
 }
 
 bool writeComparison(const ReportInput& before, const ReportInput& after, const std::filesystem::path& out,
                      ReportFormat format, const ReportOptions& options, std::string& error) {
-    switch (format) {
-    case ReportFormat::Html: return writeFileAtomically(out, renderHtml(buildComparison(before, after, options)), error);
-    case ReportFormat::Markdown:
-        return writeFileAtomically(out, renderMarkdown(buildComparison(before, after, options)), error);
-    default: error = "a comparison is written as HTML, Markdown or PDF"; return false;
+    const ReportFormatInfo& f = reportFormatInfo(format);
+    if (!f.compare) {
+        std::string names;
+        for (const ReportFormatInfo& g : table())
+            if (g.compare) names += (names.empty() ? "" : ", ") + std::string(g.names.front());
+        error = "a comparison is written as " +
+                (names.empty() ? std::string("nothing in this build") : names);
+        return false;
     }
+    return f.compare(before, after, out, options, error);
 }
 
 } // namespace stallscope::reports

@@ -38,6 +38,7 @@ def parse_log(path):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--build', required=True)
+    ap.add_argument('--corpus-root', default='corpus', help='folder of the corpora under --build')
     ap.add_argument('targets', nargs='+')
     a = ap.parse_args()
     rows, crashes = [], []
@@ -48,7 +49,7 @@ def main():
             rc, secs = open(os.path.join(a.build, 'logs', t + '.status')).read().split()
         except (OSError, ValueError):
             pass
-        corpus = os.path.join(a.build, 'corpus', t)
+        corpus = os.path.join(a.build, a.corpus_root, t)
         files = [f for f in os.listdir(corpus)] if os.path.isdir(corpus) else []
         size = sum(os.path.getsize(os.path.join(corpus, f)) for f in files)
         art = os.path.join(a.build, 'artifacts', t)

@@ -277,6 +277,26 @@ private Q_SLOTS:
         QVERIFY(formatFromPath("x.trace.json.gz", f) && f == ReportFormat::AnnotatedTrace);
         QVERIFY(formatFromPath("x.PDF", f) && f == ReportFormat::Pdf);
         QVERIFY(!formatFromPath("x.txt", f));
+        QVERIFY(formatFromPath("x.json", f) &&
+                f == ReportFormat::Json); // the longest extension wins
+        // The table: a row per format, its names and extensions lead back to it.
+        QCOMPARE(reportFormats().size(), size_t(5));
+        for (ReportFormat want : {ReportFormat::Html, ReportFormat::Markdown, ReportFormat::Json,
+                                  ReportFormat::Pdf, ReportFormat::AnnotatedTrace}) {
+            const ReportFormatInfo& info = reportFormatInfo(want);
+            QVERIFY(info.format == want);
+            for (std::string_view n : info.names) QVERIFY(formatFromName(n, f) && f == want);
+            for (std::string_view e : info.extensions)
+                QVERIFY(formatFromPath("report" + std::string(e), f) && f == want);
+            QVERIFY(!info.dialogFilter.empty());
+        }
+        // PDF without the Qt part (nothing registered in this Qt-free test): a clear error.
+        QVERIFY(
+            !writeReport({in}, dir.filePath("r.pdf").toStdString(), ReportFormat::Pdf, {}, error));
+        QVERIFY(error.find("Qt") != std::string::npos);
+        QVERIFY(!writeComparison(in, in, dir.filePath("c.json").toStdString(), ReportFormat::Json,
+                                 {}, error));
+        QVERIFY2(error.find("html") != std::string::npos, error.c_str());
         // A read-only target is refused and left as it was; no temporary file is left behind.
         const std::string target = dir.filePath("keep.html").toStdString();
         test::writeFile(target, "old report");

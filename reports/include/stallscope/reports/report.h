@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace stallscope::reports {
@@ -68,11 +69,38 @@ std::string renderRichText(const ReportDocument& doc, std::vector<const Picture*
 /// The analysis JSON (schema stallscope.analysis/1) of every input.
 std::string renderJson(const std::vector<ReportInput>& inputs);
 
-/// Writes HTML, Markdown, JSON or the annotated trace (one input) atomically; PDF needs Qt
-/// and is written by app/pdf (writeReportFile), which calls this for the other formats.
+/// The report formats as a table: names, extensions, the file-dialog filter and the
+/// writers. formatFromPath/formatFromName, writeReport/writeComparison, the CLI's --format
+/// and the GUI's export dialog all read it. PDF needs Qt: app/pdf registers its writers
+/// (pdf::registerPdfReports); until then writing PDF says so. A new format is its writer's
+/// file plus one row in report_formats.cpp (and a ReportFormat value).
+struct ReportFormatInfo {
+    using WriteFn = bool (*)(const std::vector<ReportInput>& inputs,
+                             const std::filesystem::path& out, const ReportOptions& options,
+                             std::string& error);
+    using CompareFn = bool (*)(const ReportInput& before, const ReportInput& after,
+                               const std::filesystem::path& out, const ReportOptions& options,
+                               std::string& error);
+    ReportFormat format;
+    std::vector<std::string_view> names;      // --format NAME: the first is the canonical one
+    std::vector<std::string_view> extensions; // lower case, with the dot: the longest match wins
+    std::string_view dialogFilter;            // "HTML report (*.html)"
+    WriteFn write = nullptr;                  // null: not in this build (the error says why)
+    CompareFn compare = nullptr;              // null: no comparisons in this format
+    std::string_view unavailable;             // why write is null
+};
+/// In the order the export dialog lists them.
+const std::vector<ReportFormatInfo>& reportFormats();
+const ReportFormatInfo& reportFormatInfo(ReportFormat format);
+/// Sets the writers of `format` (PDF from app/pdf); call before writing, from one thread.
+void registerReportWriters(ReportFormat format, ReportFormatInfo::WriteFn write,
+                           ReportFormatInfo::CompareFn compare);
+
+/// Writes the report in `format` atomically through its registered writer (the annotated
+/// trace: one input).
 bool writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::path& out, ReportFormat format,
                  const ReportOptions& options, std::string& error);
-/// A comparison as HTML or Markdown (PDF: app/pdf).
+/// A comparison in a format that has one (HTML, Markdown; PDF once app/pdf registered).
 bool writeComparison(const ReportInput& before, const ReportInput& after, const std::filesystem::path& out,
                      ReportFormat format, const ReportOptions& options, std::string& error);
 
