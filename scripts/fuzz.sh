@@ -8,7 +8,7 @@
 #                                   CI as scripts/test.sh runs it: each target R inputs from
 #                                   the fresh seeds with a fixed -seed (the same inputs every
 #                                   run: a CI failure reproduces, a pass is not luck), at most
-#                                   N seconds
+#                                   N seconds; its corpus is build/fuzz/corpus-fixed
 #   ./scripts/fuzz.sh --minutes N   the long run: each target N minutes, one after the other,
 #                                   crashes collected without stopping (libFuzzer -fork)
 # Options:
@@ -53,9 +53,13 @@ while (($#)); do
 done
 if [ -z "$SECONDS_PER_TARGET" ] && [ -z "$MINUTES" ]; then SECONDS_PER_TARGET=60; fi
 if [ -n "$MINUTES" ]; then RUN_SECONDS=$((MINUTES * 60)); MODE=long; else RUN_SECONDS="$SECONDS_PER_TARGET"; MODE=ci; fi
+CORPUS_ROOT="corpus"
 if [ -n "$RUNS" ]; then
   [ "$MODE" = ci ] || { echo "fuzz.sh: --runs is for the CI mode (--seconds)" >&2; exit 2; }
-  FRESH=1  # the same corpus every time: only then are the runs the same
+  # The same corpus every time (only then are the runs the same), in a folder of its own:
+  # the long runs' corpus in build/fuzz/corpus is kept.
+  FRESH=1
+  CORPUS_ROOT="corpus-fixed"
   SEED="${SEED:-1}"
 fi
 
@@ -103,7 +107,7 @@ mkdir -p "$LOGS"
 # One target: merge the seeds into its corpus, fuzz, write the log.
 run_target() {
   local t="$1"
-  local corpus="$BUILD_DIR/corpus/$t" artifacts="$BUILD_DIR/artifacts/$t" log="$LOGS/$t.log"
+  local corpus="$BUILD_DIR/$CORPUS_ROOT/$t" artifacts="$BUILD_DIR/artifacts/$t" log="$LOGS/$t.log"
   ((FRESH)) && rm -rf "$corpus"
   mkdir -p "$corpus" "$artifacts"
   local dirs=()
@@ -145,6 +149,6 @@ else
 fi
 T_END=$(date +%s)
 
-python3 tests/fuzz/fuzz_summary.py --build "$BUILD_DIR" "${TARGETS[@]}" && status=0 || status=$?
+python3 tests/fuzz/fuzz_summary.py --build "$BUILD_DIR" --corpus-root "$CORPUS_ROOT" "${TARGETS[@]}" && status=0 || status=$?
 echo "fuzz.sh: build $((T_BUILT - T0)) s, seeds + fuzzing $((T_END - T_BUILT)) s, total $((T_END - T0)) s"
 exit $status

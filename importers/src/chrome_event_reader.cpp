@@ -104,7 +104,7 @@ error_code ChromeEventReader::getString(sjo::value& v, std::string_view& out, ui
     if (m_repairParser.iterate(padded).get(doc) || doc.get_string().get(text)) return e;
     m_repaired.emplace_back(text);
     out = m_repaired.back();
-    note(model::DiagnosticKind::InvalidUtf8, offset,
+    note(model::DiagnosticKind::InvalidEscape, offset,
          std::to_string(replaced) + " invalid escape(s) in a string replaced by '?'");
     return SUCCESS;
 }

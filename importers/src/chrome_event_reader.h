@@ -63,7 +63,7 @@ private:
     simdjson::error_code readNumber(sjo::value& v, double& out, bool& ok);
     /// v.get_string(), except that a string simdjson cannot unescape (a lone UTF-16
     /// surrogate such as "\udc80", an unknown escape such as "\x") is read with those escapes
-    /// replaced by '?' and counted (invalid_utf8), instead of failing the import.
+    /// replaced by '?' and counted (invalid_escape), instead of failing the import.
     simdjson::error_code getString(sjo::value& v, std::string_view& out, uint64_t offset);
 
     uint32_t processIndex(LocalKey pid);

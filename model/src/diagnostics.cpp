@@ -24,6 +24,7 @@ const DiagnosticInfo& diagnosticInfo(DiagnosticKind kind) {
         {"unknown_top_level_key", Severity::Info, "top-level keys kept as raw metadata"},
         {"invalid_metadata", Severity::Warning, "metadata values that could not be read"},
         {"time_clamped", Severity::Warning, "times beyond the year 2116 or before 1824 (clamped there)"},
+        {"invalid_escape", Severity::Warning, "string escapes that are not UTF-16 (replaced by '?')"},
     }};
     return kInfo[static_cast<size_t>(kind)];
 }

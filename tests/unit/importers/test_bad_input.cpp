@@ -132,7 +132,7 @@ void TestBadInput::invalidEscapesBecomeQuestionMarks() {
     QCOMPARE(t.str(t.slices().category[0]), std::string_view("k?x"));
     QCOMPARE(t.str(t.process(t.track(t.slices().track[0]).process).key.text), std::string_view("p?"));
     // 4 strings repaired: name, cat, pid, ts of the second event (its name is valid).
-    QCOMPARE(t.diagnostics().count(DiagnosticKind::InvalidUtf8), uint64_t(4));
+    QCOMPARE(t.diagnostics().count(DiagnosticKind::InvalidEscape), uint64_t(4));
     QCOMPARE(t.diagnostics().count(DiagnosticKind::NotANumber), uint64_t(1));
 }
 

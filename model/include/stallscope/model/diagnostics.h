@@ -32,6 +32,7 @@ enum class DiagnosticKind : uint8_t {
     UnknownTopLevelKey,  // top-level key that is not understood (kept as raw metadata)
     InvalidMetadata,     // a metadata value Stallscope could not read
     TimeClamped,         // a time beyond ±kModelTimeLimitNs (after the time base): clamped there
+    InvalidEscape,       // a JSON escape that is not UTF-16 (lone surrogate, \x): replaced by '?'
     Count
 };
 
