@@ -104,11 +104,12 @@ inline std::vector<BadInput> badInputTable() {
          DiagnosticKind::InvalidUtf8, "replaced", 1);
     // JSON escapes that are not UTF-16 (a lone surrogate, "\x"): the event stays, the
     // escapes become '?' (was: the whole import failed on one name).
-    diag("lone surrogate and unknown escape in names",
-         R"J([{"ph": "X", "name": "bad \udc80 low", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, )J"
-         R"J({"ph": "X", "name": "\ud83d\ude00 pair ok, \ud800 high alone, \x", "pid": 1, "tid": 1, "ts": 3, "dur": 1}, )J" +
-             std::string(kOne) + "]",
-         DiagnosticKind::InvalidEscape, "invalid escape", 3);
+    diag(
+        "lone surrogate and unknown escape in names",
+        R"J([{"ph": "X", "name": "bad \udc80 low", "pid": 1, "tid": 1, "ts": 1, "dur": 1}, )J"
+        R"J({"ph": "X", "name": "\ud83d\ude00 pair ok, \ud800 high alone, \x", "pid": 1, "tid": 1, "ts": 3, "dur": 1}, )J" +
+            std::string(kOne) + "]",
+        DiagnosticKind::InvalidEscape, "invalid escape", 3);
     diag("elements that are not objects", "[1, \"two\", [3], null, " + std::string(kOne) + "]",
          DiagnosticKind::EventNotObject, "", 1);
     diag("unsupported phase", R"J([{"ph": "P", "name": "sample", "pid": 1, "tid": 1, "ts": 1}, )J" + std::string(kOne) + "]",

@@ -115,8 +115,10 @@ private Q_SLOTS:
         QCOMPARE(d.count(DiagnosticKind::UnboundFlow), uint64_t(500));
         QCOMPARE(d.count(DiagnosticKind::InvalidEscape), uint64_t(50));
         QCOMPARE(d.count(DiagnosticKind::NumberOutOfRange), uint64_t(50));
-        QCOMPARE(want.diagnostics, d.count(DiagnosticKind::UnboundFlow) + d.count(DiagnosticKind::CrossingSlices) +
-                                       d.count(DiagnosticKind::InvalidEscape) + d.count(DiagnosticKind::NumberOutOfRange));
+        QCOMPARE(want.diagnostics, d.count(DiagnosticKind::UnboundFlow) +
+                                       d.count(DiagnosticKind::CrossingSlices) +
+                                       d.count(DiagnosticKind::InvalidEscape) +
+                                       d.count(DiagnosticKind::NumberOutOfRange));
         for (size_t block : {size_t(64), size_t(300), size_t(1000), size_t(4096), size_t(65536)}) {
             for (unsigned threads : {1u, 2u, 4u}) {
                 importers::ImportOptions o;

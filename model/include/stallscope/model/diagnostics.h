@@ -12,27 +12,28 @@ namespace stallscope::model {
 enum class Severity : uint8_t { Info, Warning, Error };
 
 enum class DiagnosticKind : uint8_t {
-    MissingField,        // a required field (ph, ts) is absent: event skipped
-    WrongType,           // a field has the wrong JSON type: event skipped or field ignored
-    NotANumber,          // "N/A" or another non-numeric string where a number belongs
-    NumberOutOfRange,    // a number beyond int64 nanoseconds: event skipped
-    NegativeDuration,    // dur < 0: kept with duration 0
-    MissingDuration,     // X event without dur: kept with duration 0
-    EventNotObject,      // an element of traceEvents that is not an object: skipped
-    UnsupportedPhase,    // a phase Stallscope does not model (async b/e/n, samples, ...): counted, skipped
-    UnmatchedEnd,        // an E event with no open B on its thread: skipped
-    UnterminatedBegin,   // a B event never closed: ends at the last timestamp of the trace
-    CrossingSlices,      // a slice starts inside another on the same row and ends after it
-    UnboundFlow,         // a flow endpoint with no slice to attach to, or a flow with one end only
-    DuplicateCorrelation,// two launch calls with the same correlation id
-    InvalidUtf8,         // bytes that are not UTF-8: replaced by '?'
-    TruncatedInput,      // the input ends inside an event or before the event array closes
-    CorruptCompression,  // the gzip stream is damaged: data after the damage is lost
-    UnterminatedArray,   // the event array has no closing ']' (allowed by the Chrome format)
-    UnknownTopLevelKey,  // top-level key that is not understood (kept as raw metadata)
-    InvalidMetadata,     // a metadata value Stallscope could not read
-    TimeClamped,         // a time beyond ±kModelTimeLimitNs (after the time base): clamped there
-    InvalidEscape,       // a JSON escape that is not UTF-16 (lone surrogate, \x): replaced by '?'
+    MissingField,         // a required field (ph, ts) is absent: event skipped
+    WrongType,            // a field has the wrong JSON type: event skipped or field ignored
+    NotANumber,           // "N/A" or another non-numeric string where a number belongs
+    NumberOutOfRange,     // a number beyond int64 nanoseconds: event skipped
+    NegativeDuration,     // dur < 0: kept with duration 0
+    MissingDuration,      // X event without dur: kept with duration 0
+    EventNotObject,       // an element of traceEvents that is not an object: skipped
+    UnsupportedPhase,     // a phase Stallscope does not model (async b/e/n, samples, ...): counted,
+                          // skipped
+    UnmatchedEnd,         // an E event with no open B on its thread: skipped
+    UnterminatedBegin,    // a B event never closed: ends at the last timestamp of the trace
+    CrossingSlices,       // a slice starts inside another on the same row and ends after it
+    UnboundFlow,          // a flow endpoint with no slice to attach to, or a flow with one end only
+    DuplicateCorrelation, // two launch calls with the same correlation id
+    InvalidUtf8,          // bytes that are not UTF-8: replaced by '?'
+    TruncatedInput,       // the input ends inside an event or before the event array closes
+    CorruptCompression,   // the gzip stream is damaged: data after the damage is lost
+    UnterminatedArray,    // the event array has no closing ']' (allowed by the Chrome format)
+    UnknownTopLevelKey,   // top-level key that is not understood (kept as raw metadata)
+    InvalidMetadata,      // a metadata value Stallscope could not read
+    TimeClamped,          // a time beyond ±kModelTimeLimitNs (after the time base): clamped there
+    InvalidEscape,        // a JSON escape that is not UTF-16 (lone surrogate, \x): replaced by '?'
     Count
 };
 
