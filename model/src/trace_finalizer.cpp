@@ -103,32 +103,18 @@ void TraceFinalizer::clampTimes() {
         sl.start[i] = clamp(start);
         sl.dur[i] = clamp(end) - sl.start[i];
     }
+    // A single time: clamped and counted when outside.
+    auto fix = [&](int64_t& v, uint64_t offset) {
+        if (!outside(v)) return;
+        note(offset, v);
+        v = clamp(v);
+    };
     InstantTable& in = m_t.m_instants;
-    for (size_t i = 0; i < in.size(); ++i)
-        if (outside(in.ts[i])) {
-            note(in.srcOffset[i], in.ts[i]);
-            in.ts[i] = clamp(in.ts[i]);
-        }
-    for (auto& v : m_t.m_counterSamples.ts)
-        if (outside(v)) {
-            note(UINT64_MAX, v);
-            v = clamp(v);
-        }
-    for (auto& m : m_t.m_memory)
-        if (outside(m.ts)) {
-            note(UINT64_MAX, m.ts);
-            m.ts = clamp(m.ts);
-        }
-    for (auto& f : m_b.m_flowEndpoints)
-        if (outside(f.ts)) {
-            note(UINT64_MAX, f.ts);
-            f.ts = clamp(f.ts);
-        }
-    for (auto& e : m_b.m_beginEnds)
-        if (outside(e.ts)) {
-            note(e.srcOffset, e.ts);
-            e.ts = clamp(e.ts);
-        }
+    for (size_t i = 0; i < in.size(); ++i) fix(in.ts[i], in.srcOffset[i]);
+    for (auto& v : m_t.m_counterSamples.ts) fix(v, UINT64_MAX);
+    for (auto& m : m_t.m_memory) fix(m.ts, UINT64_MAX);
+    for (auto& f : m_b.m_flowEndpoints) fix(f.ts, UINT64_MAX);
+    for (auto& e : m_b.m_beginEnds) fix(e.ts, e.srcOffset);
 }
 
 void TraceFinalizer::pairBeginEnd() {
