@@ -161,11 +161,29 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         std::memcpy(copy.data(), body, cut);
         std::memset(copy.data() + cut, 0, FramedText::kTail);
         Outcome inner = parseInPlace(copy.data(), cut, bodyOffset, true, out, textDiagnostics);
-        if (inner.end == End::Consumed) {
-            inner.end = End::Truncated;
-            inner.stop = bodyOffset + cut;
+        if (inner.end != End::Consumed)
+            return inner; // ArrayClosed: the caller takes the suffix from the full text
+        // The cut is an event boundary; the event array may close after it, before the
+        // open string (`...}\n]"`: an unclosed string after the array belongs to the
+        // envelope, which reports it).
+        const std::string_view rest = b.substr(cut);
+        if (const size_t close = findArrayClose(rest); close != std::string_view::npos) {
+            FramedText tail(close);
+            std::memcpy(tail.data(), rest.data(), close);
+            std::memset(tail.data() + close, 0, FramedText::kTail);
+            Outcome last =
+                parseInPlace(tail.data(), close, bodyOffset + cut, true, out, textDiagnostics);
+            if (last.end != End::Consumed) return last;
+            if (inner.firstElement == kNone) inner.firstElement = last.firstElement;
+            if (last.lastElementEnd != kNone) inner.lastElementEnd = last.lastElementEnd;
+            inner.end = End::ArrayClosed;
+            inner.afterArray = bodyOffset + cut + close + 1;
+            inner.stop = inner.afterArray;
+            return inner;
         }
-        return inner;  // ArrayClosed: the caller takes the suffix from the full text
+        inner.end = End::Truncated;
+        inner.stop = bodyOffset + cut;
+        return inner;
     }
     if (err) {
         // simdjson checks all of the text before parsing any of it, so an error in what
@@ -251,6 +269,7 @@ ChromeBlockParser::Outcome ChromeBlockParser::parseInPlace(char* text, size_t le
         const char* trimmed = elemEnd;
         while (trimmed > elemStart && isSeparator(trimmed[-1])) --trimmed;
         if (res.firstElement == kNone) res.firstElement = absolute(elemStart);
+        res.lastElementEnd = absolute(trimmed);
         ++out.entries;
         if (isObject) {
             reader.commit(absolute(elemStart), static_cast<uint32_t>(trimmed - elemStart));

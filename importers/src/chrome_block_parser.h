@@ -27,6 +27,7 @@ public:
     struct Outcome {
         End end = End::Consumed;
         uint64_t firstElement = kNone;  // absolute offset of the first event parsed
+        uint64_t lastElementEnd = kNone; // absolute offset just after the last element parsed
         uint64_t stop = 0;              // absolute offset of the first unparsed byte
         uint64_t afterArray = 0;
         uint64_t errorOffset = 0;

@@ -117,7 +117,7 @@ private:
 class Merger {
 public:
     Merger(model::TraceBuilder& builder, uint64_t eventsBegin)
-        : m_merger(builder), m_carryOffset(eventsBegin) {}
+        : m_merger(builder), m_carryOffset(eventsBegin), m_eventsEnd(eventsBegin) {}
 
     /// Returns false on a fatal error (see error()).
     bool add(TextBlock& block, Parsed* spec) {
@@ -139,6 +139,8 @@ public:
             m_batch.clear();
             const auto g = m_seq.parse(gap, m_carryOffset, true, m_batch);
             if (g.end == ChromeBlockParser::End::Consumed) {
+                noteElements(g);
+                noteElements(spec->outcome);
                 m_merger.merge(m_batch);
                 m_merger.merge(spec->batch);
                 return applyEnd(spec->outcome, text, block.offset);
@@ -153,6 +155,7 @@ public:
             const uint64_t offset = m_carryOffset;
             model::Diagnostics textDiags;
             const auto s = m_seq.parseInPlace(t.data(), t.size(), offset, true, m_batch, textDiags);
+            noteElements(s);
             m_merger.merge(m_batch);
             m_merger.mergeDiagnostics(textDiags);
             return applyEnd(s, t.view(), offset);
@@ -168,6 +171,7 @@ public:
         m_carry.clear();
         model::Diagnostics textDiags;
         const auto s = m_seq.parseInPlace(joined.data(), joined.size(), joinedOffset, true, m_batch, textDiags);
+        noteElements(s);
         m_merger.merge(m_batch);
         m_merger.mergeDiagnostics(textDiags);
         return applyEnd(s, joined.view(), joinedOffset);
@@ -176,12 +180,21 @@ public:
     [[nodiscard]] bool closed() const { return m_closed; }
     [[nodiscard]] const std::string& carry() const { return m_carry; }
     [[nodiscard]] uint64_t carryOffset() const { return m_carryOffset; }
+    /// Just after the last complete array element (or the array's '['): where an array
+    /// that is never closed ends for a copy of the text (what follows is separators, an
+    /// incomplete event, or commas the parser tolerates at the end, such as `[{},,`).
+    [[nodiscard]] uint64_t eventsEnd() const { return m_eventsEnd; }
     [[nodiscard]] const std::string& suffix() const { return m_suffix; }
     [[nodiscard]] uint64_t suffixOffset() const { return m_suffixOffset; }
     [[nodiscard]] const Error& error() const { return m_error; }
     [[nodiscard]] uint64_t events() const { return m_merger.events(); }
 
 private:
+    void noteElements(const ChromeBlockParser::Outcome& o) {
+        if (o.lastElementEnd != ChromeBlockParser::kNone)
+            m_eventsEnd = std::max(m_eventsEnd, o.lastElementEnd);
+    }
+
     bool applyEnd(const ChromeBlockParser::Outcome& o, std::string_view text, uint64_t textOffset) {
         using End = ChromeBlockParser::End;
         switch (o.end) {
@@ -221,6 +234,7 @@ private:
     EventBatch m_batch;  // reused for sequential parses
     std::string m_carry;
     uint64_t m_carryOffset;
+    uint64_t m_eventsEnd;
     bool m_closed = false;
     std::string m_suffix;
     uint64_t m_suffixOffset = 0;
@@ -421,7 +435,7 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     md.compressed = gzip;
     md.bareArray = header.header.bareArray;
     md.eventsArrayClosed = merger.closed();
-    md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.carryOffset();
+    md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.eventsEnd();
     if (!input.path.empty()) md.reopenText = SourceText::opener(input.path, gzip);
     if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
     if (options.keepEventSource) {

@@ -124,10 +124,17 @@ void TraceFinalizer::pairBeginEnd() {
     std::stable_sort(be.begin(), be.end(), [](const BeginEnd& a, const BeginEnd& b) {
         return a.track != b.track ? a.track < b.track : a.ts < b.ts;
     });
+    // "The end of the trace" is the span's end (computeSpan): the last time of any slice,
+    // instant, counter or memory sample, and of the B/E events themselves. Closing at the
+    // last slice alone made the closed slice depend on which other slices the file holds
+    // (an annotated copy with findings up to the span's end closed it later).
     int64_t lastTs = INT64_MIN;
     for (const auto& e : be) lastTs = std::max(lastTs, e.ts);
     const SliceTable& sl = m_t.m_slices;
     for (size_t i = 0; i < sl.size(); ++i) lastTs = std::max(lastTs, sl.end(i));
+    for (int64_t ts : m_t.m_instants.ts) lastTs = std::max(lastTs, ts);
+    for (int64_t ts : m_t.m_counterSamples.ts) lastTs = std::max(lastTs, ts);
+    for (const auto& m : m_t.m_memory) lastTs = std::max(lastTs, m.ts);
 
     std::vector<const BeginEnd*> stack;
     auto closeOpen = [&]() {

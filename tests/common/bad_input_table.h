@@ -122,6 +122,14 @@ inline std::vector<BadInput> badInputTable() {
          "trace object", 1);
     diag("event array never closed", R"J({"traceEvents": [)J" + std::string(kOne) + ",\n", DiagnosticKind::TruncatedInput,
          "traceEvents array", 1);
+    // An unclosed string after the array's ']' on its own line: the events are kept and
+    // the envelope reports the text (was: cut at the line break, the ']' was missed and
+    // the array counted as truncated).
+    diag("unclosed string after the closed array",
+         R"J({"traceEvents": [)J"
+         "\n" +
+             std::string(kOne) + "\n]\"",
+         DiagnosticKind::InvalidMetadata, "after the event array", 1);
     diag("gzip with trailing garbage", gz + "trailing", DiagnosticKind::Count, "", 200);
     // Nesting inside args is kept raw, not walked: the event loads (args read back
     // later report the depth; see deepArgsReadBack).

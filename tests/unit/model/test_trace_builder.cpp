@@ -133,6 +133,27 @@ private Q_SLOTS:
         QCOMPARE(s.start[open.index()] + s.dur[open.index()], int64_t(300));  // closed at trace end
     }
 
+    // "The end of the trace" is the span's end, counters and instants included: a B never
+    // closed on a trace whose last event is a counter sample ends there (it ended at the
+    // last slice, so an annotated copy whose findings reach the span's end read it back
+    // longer; found by fuzzing).
+    void unterminatedBeginClosesAtTheSpanEnd() {
+        Fixture f;
+        BeginEnd e;
+        e.ts = -5;
+        e.track = f.cpu;
+        e.name = f.b.intern("open");
+        e.category = f.cpuCat;
+        e.begin = true;
+        f.b.appendBeginEnd(e);
+        f.b.appendInstant(40, f.cpu, f.b.intern("mark"), f.cpuCat, 't', 0, 0);
+        auto t = f.b.finish();
+        const SliceId open = findSlice(*t, "open");
+        QVERIFY(open.valid());
+        QCOMPARE(t->slices().end(open.index()), int64_t(40));
+        QCOMPARE(t->endNs(), int64_t(40));
+    }
+
     void flowsBindToSlices() {
         Fixture f;
         f.slice(f.cpu, 0, 100, "op", EventKind::CpuOp);

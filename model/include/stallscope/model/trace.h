@@ -194,8 +194,9 @@ struct TraceMetadata {
     std::vector<std::pair<std::string, std::string>> other;  // top-level key -> raw JSON
     // Where the event array ends in the uncompressed source text, for writers that copy the
     // original text (the annotated trace): the offset of the ']' that closes it when
-    // eventsArrayClosed, else where the complete events end (a bare array may omit the ']';
-    // truncated input ends early).
+    // eventsArrayClosed, else just after the last complete element, or the '[' when there
+    // is none (a bare array may omit the ']'; truncated input ends early; what follows is
+    // separators or an incomplete event).
     bool bareArray = false;             // an array of events with no object around it
     bool eventsArrayClosed = false;
     uint64_t eventsArrayEnd = 0;
