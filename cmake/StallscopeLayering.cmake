@@ -5,6 +5,8 @@
 #   base        Qt-free helpers every layer may use
 #   model       the trace model
 #   importers   files -> model                 analysis   model -> findings
+#   scene       the timeline scene (rows, level of detail, ticks, shading) as a draw list,
+#               painted by the GUI and written as SVG by the reports
 #   reports     analysis -> documents (the annotated trace copies its source through the
 #               model's TextReader, set by the importer: no edge to importers)
 #   workspace   the one loader: a path imported and analysed (importers + analysis)
@@ -19,7 +21,8 @@ set(STALLSCOPE_LAYERS
     "stallscope_model=stallscope_base"
     "stallscope_importers=stallscope_model,stallscope_base"
     "stallscope_analysis=stallscope_model,stallscope_base"
-    "stallscope_reports=stallscope_analysis,stallscope_model,stallscope_base"
+    "stallscope_scene=stallscope_analysis,stallscope_model,stallscope_base"
+    "stallscope_reports=stallscope_scene,stallscope_analysis,stallscope_model,stallscope_base"
     "stallscope_workspace=stallscope_importers,stallscope_analysis,stallscope_model,stallscope_base"
     "stallscope_capture_proto="
     "stallscope_capture=stallscope_capture_proto,stallscope_importers,stallscope_model,stallscope_base"
@@ -33,7 +36,7 @@ set(STALLSCOPE_LAYERS
 # Libraries below app/, and those LibTorch or other programs load: no Qt (Qt's `slots`
 # macro breaks LibTorch headers).
 set(STALLSCOPE_QT_FREE stallscope_base stallscope_model stallscope_importers stallscope_analysis
-    stallscope_workspace stallscope_reports stallscope_capture_proto stallscope_capture stallscope_torch
+    stallscope_workspace stallscope_scene stallscope_reports stallscope_capture_proto stallscope_capture stallscope_torch
     stallscope_cupti_headers stallscope_cupti_convert stallscope_cupti_injection)
 
 # The Stallscope libraries `lib` may link (`out`), or "*" for app-level targets not in the

@@ -107,8 +107,9 @@ void idleCauses(ReportDocument& doc, const ReportInput& in, const std::string& p
     }
 }
 
-void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_t n, const std::string& prefix,
-             const ReportOptions& o) {
+void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_t n,
+             const std::string& prefix, const ReportOptions& o,
+             std::shared_ptr<const scene::TimelineIndex>& index) {
     const model::Trace& t = *in.trace;
     const AnalysisResult& a = *in.analysis;
     doc.heading(3, std::to_string(n) + ". " + f.title, detail::anchor(prefix + f.id));
@@ -121,7 +122,12 @@ void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_
                Style::Plain},
               {f.id, Style::Muted}};
     doc.paragraph(meta);
-    if (o.pictures && !f.ranges.empty()) doc.picture(findingTimelinePicture(t, a, f));
+    if (o.pictures && !f.ranges.empty()) {
+        if (!index) index = scene::TimelineIndex::build(t); // once per trace, for all its pictures
+        TimelinePictureOptions po;
+        po.index = index;
+        doc.picture(findingTimelinePicture(t, a, f, po));
+    }
     doc.paragraph(detail::prose(f.explanation));
     if (!f.ranges.empty()) {
         const auto largest = *std::max_element(f.ranges.begin(), f.ranges.end(),
@@ -174,7 +180,9 @@ void findings(ReportDocument& doc, const ReportInput& in, const std::string& pre
                                  plain(f.title), plain(formatDuration(f.savingNs)), plain(pct(f.savingShare))});
     }
     doc.table(std::move(overview));
-    for (size_t i = 0; i < a.findings.size() && i < o.maxFindings; ++i) finding(doc, in, a.findings[i], i + 1, prefix, o);
+    std::shared_ptr<const scene::TimelineIndex> index;
+    for (size_t i = 0; i < a.findings.size() && i < o.maxFindings; ++i)
+        finding(doc, in, a.findings[i], i + 1, prefix, o, index);
     if (a.findings.size() > o.maxFindings)
         doc.paragraph(plain(std::to_string(a.findings.size() - o.maxFindings) + " more findings are in the JSON report."));
 }

@@ -1,7 +1,6 @@
 #include "timeline_renderer.h"
 
 #include "../theme.h"
-#include "lane_walk.h"
 #include "timeline_search.h"
 
 #include "stallscope/base/loop_guard.h"
@@ -39,19 +38,55 @@ void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const Ti
     m_stats = {};
     const Theme& th = Theme::current();
     p.fillRect(QRect(0, 0, vp.width, vp.height), th.background);
-    if (!layout.trace()) return;
+    if (!layout.trace() || !layout.index()) return;
+    const SceneFrame frame = buildFrame(layout, vp, s);
+    m_stats.slicesDrawn = frame.list.slices;
+    m_stats.mergedBlocks = frame.list.runs;
+    m_stats.labels = frame.list.labels;
+    m_stats.lanesVisited = frame.list.lanesVisited;
     p.save();
     p.setClipRect(QRect(TimelineViewport::kHeaderWidth, TimelineViewport::kTopHeight, vp.contentWidth(),
                         vp.height - TimelineViewport::kTopHeight));
-    paintRows(p, layout, vp, s);
-    paintOverlays(p, layout, vp, s);
+    paintRows(p, layout, vp);
+    paintLanes(p, layout, s, frame);
+    paintOverlays(p, layout, vp, s, frame.list.shades);
     p.restore();
     paintHeaders(p, layout, vp);
-    paintRuler(p, layout, vp, s);
+    paintRuler(p, layout, vp, s, frame.list.ticks);
 }
 
-void TimelineRenderer::paintRows(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
-                                 const TimelineState& s) {
+TimelineRenderer::SceneFrame TimelineRenderer::buildFrame(const TimelineLayout& layout,
+                                                          const TimelineViewport& vp,
+                                                          const TimelineState& s) {
+    SceneFrame f;
+    scene::SceneRequest rq;
+    rq.viewport = vp.scene();
+    rq.origin = s.timeOrigin;
+    rq.shaded = &s.shaded;
+    const int top = vp.scrollY, bottom = vp.scrollY + vp.height - TimelineViewport::kTopHeight;
+    const auto& rows = layout.rows();
+    for (int ri = std::max(0, layout.rowAt(top)); ri >= 0 && ri < static_cast<int>(rows.size());
+         ++ri) {
+        const TimelineRow& r = rows[static_cast<size_t>(ri)];
+        if (!r.visible) continue;
+        if (r.y >= bottom) break;
+        if (r.kind != RowKind::Slices) continue;
+        const int y = vp.yOf(r.y) + 2;
+        // The lanes on screen: [first, last).
+        int first = 0, last = r.lanes;
+        while (first < last && y + first * kLane + kLane < TimelineViewport::kTopHeight) ++first;
+        while (last > first && y + (last - 1) * kLane > vp.height) --last;
+        if (first == last) continue;
+        rq.rows.push_back({r.track, last, first});
+        f.laneTop.push_back(y);
+    }
+    f.list = scene::buildScene(*layout.trace(), *layout.index(), rq);
+    f.rows = std::move(rq.rows);
+    return f;
+}
+
+void TimelineRenderer::paintRows(QPainter& p, const TimelineLayout& layout,
+                                 const TimelineViewport& vp) {
     const Theme& th = Theme::current();
     const int top = vp.scrollY, bottom = vp.scrollY + vp.height - TimelineViewport::kTopHeight;
     const auto& rows = layout.rows();
@@ -70,57 +105,48 @@ void TimelineRenderer::paintRows(QPainter& p, const TimelineLayout& layout, cons
         p.fillRect(band, (alt++ % 2) ? th.trackAlternate : th.trackBackground);
         p.setPen(th.grid);
         p.drawLine(band.left(), band.bottom(), band.right(), band.bottom());
-        if (r.kind == RowKind::Counter) {
-            paintCounter(p, layout.counters()[static_cast<size_t>(r.counter)], vp, y + 3, r.height - 6);
-            continue;
-        }
-        for (int d = 0; d < r.lanes; ++d) {
-            const int ly = y + 2 + d * kLane;
-            if (ly + kLane < TimelineViewport::kTopHeight || ly > vp.height) continue;
-            paintLane(p, layout, vp, s, r.track, d, ly);
-        }
+        if (r.kind == RowKind::Counter)
+            paintCounter(p, layout.counters()[static_cast<size_t>(r.counter)], vp, y + 3,
+                         r.height - 6);
     }
 }
 
-void TimelineRenderer::paintLane(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
-                                 const TimelineState& s, TrackId track, int depth, int y) {
+/// The scene's lane items: slices in their colour with their label when the scene gives
+/// them one, runs of narrow slices as one darker block.
+void TimelineRenderer::paintLanes(QPainter& p, const TimelineLayout& layout, const TimelineState& s,
+                                  const SceneFrame& f) {
     const Trace& t = *layout.trace();
     const SliceTable& sl = t.slices();
-    const std::vector<uint32_t>& lane = layout.lane(track, depth);
-    if (lane.empty()) return;
-    ++m_stats.lanesVisited;
     const Theme& th = Theme::current();
     const TimelineSearchResult* search = s.search.get();
     const QFontMetrics fm(p.font());
     const int h = kLane - 2;
-    walkLane(layout, track, depth, vp, [&](const LaneItem& item) {
-        const uint32_t idx = lane[item.first];
+    const QColor labelColor = th.dark ? QColor(240, 240, 240) : QColor(20, 20, 24);
+    for (const scene::LaneDraw& item : f.list.items) {
+        const int y = f.laneTop[item.row] + item.lane * kLane;
+        const uint32_t idx = item.slice;
+        const QRectF r(item.x0, y, item.x1 - item.x0, h);
         if (!item.merged) {
-            const QRectF r(item.x0, y, item.x1 - item.x0, h);
             p.fillRect(r, sliceColor(t, SliceId(idx)));
             if (search && search->matches(sl.name[idx])) {
                 p.setPen(QPen(th.searchMatch, 2));
                 p.drawRect(r.adjusted(1, 1, -1, -1));
             }
-            if (r.width() > 36) {
+            if (item.labelled) {
                 const std::string_view name = t.str(sl.name[idx]);
                 const QString text = QString::fromUtf8(name.data(), static_cast<qsizetype>(std::min<size_t>(name.size(), 300)));
-                p.setPen(th.dark ? QColor(240, 240, 240) : QColor(20, 20, 24));
+                p.setPen(labelColor);
                 p.drawText(r.adjusted(4, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
                            fm.elidedText(text, Qt::ElideRight, static_cast<int>(r.width()) - 7));
-                ++m_stats.labels;
             }
-            ++m_stats.slicesDrawn;
-            return;
+            continue;
         }
         QColor c = th.eventColor(sl.kind[idx], nameHash(sl.name[idx]));
         c = th.dark ? c.lighter(115) : c.darker(112);
-        const QRectF r(item.x0, y, item.x1 - item.x0, h);
         p.fillRect(r, c);
-        if (search && search->anyIn(track, depth, item.first, item.last))
+        if (search && search->anyIn(f.rows[item.row].track, item.lane, item.first, item.last))
             p.fillRect(QRectF(r.left(), y + h - 3, r.width(), 3), th.searchMatch);
-        ++m_stats.mergedBlocks;
-    });
+    }
 }
 
 void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h) {
@@ -165,24 +191,25 @@ void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const T
     p.setPen(QPen(line, 0));
     p.drawPolyline(outline);
     p.setPen(th.mutedText);
-    QString top = c.kind == CounterKind::Utilization ? "100%" : QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " + c.unit;
+    QString top = c.kind == CounterKind::Utilization
+                      ? "100%"
+                      : QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " +
+                            QString::fromStdString(c.unit);
     p.drawText(QRect(x0 + 4, y - 2, 200, 14), Qt::AlignLeft | Qt::AlignTop, top);
 }
 
-void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
-                                     const TimelineState& s) {
+void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout,
+                                     const TimelineViewport& vp, const TimelineState& s,
+                                     const std::vector<scene::Shade>& shades) {
     const Theme& th = Theme::current();
     const int contentTop = TimelineViewport::kTopHeight;
-    // The selected finding's ranges, on the rows they concern.
-    if (!s.shaded.empty()) {
+    // The selected finding's ranges (placed by the scene), on the rows they concern.
+    if (!shades.empty()) {
         const QColor shade = th.findingShade();
         QColor edge = shade;
         edge.setAlpha(200);
-        for (const auto& iv : s.shaded) {
-            const double a = std::max(vp.xOf(iv.start), double(TimelineViewport::kHeaderWidth));
-            const double b = std::min(vp.xOf(iv.end), double(vp.width));
-            if (b < a) continue;
-            const double w = std::max(2.0, b - a);
+        for (const scene::Shade& sh : shades) {
+            const double a = sh.x0, w = sh.x1 - sh.x0;
             if (s.shadedRows.empty()) {
                 p.fillRect(QRectF(a, contentTop, w, vp.height - contentTop), shade);
             } else {
@@ -195,7 +222,7 @@ void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout, 
             p.setPen(QPen(edge, 1, Qt::DashLine));
             p.drawLine(QPointF(a, contentTop), QPointF(a, vp.height));
             p.drawLine(QPointF(a + w, contentTop), QPointF(a + w, vp.height));
-            if (w > 60 && !s.shadeLabel.isEmpty()) {
+            if (sh.labelled && !s.shadeLabel.isEmpty()) {
                 QRectF lr(a + 3, contentTop + 2, std::min(w - 6, 360.0), 16);
                 p.fillRect(lr, th.dark ? QColor(60, 20, 20, 200) : QColor(255, 235, 232, 230));
                 p.setPen(th.dark ? QColor(255, 180, 170) : QColor(160, 30, 20));
@@ -293,8 +320,9 @@ void TimelineRenderer::paintHeaders(QPainter& p, const TimelineLayout& layout, c
     p.drawLine(W - 1, TimelineViewport::kTopHeight, W - 1, vp.height);
 }
 
-void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
-                                  const TimelineState& s) {
+void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout,
+                                  const TimelineViewport& vp, const TimelineState& s,
+                                  const scene::Ticks& ticks) {
     const Theme& th = Theme::current();
     const int W = TimelineViewport::kHeaderWidth, RH = TimelineViewport::kRulerHeight;
     p.fillRect(QRect(0, 0, vp.width, TimelineViewport::kTopHeight), th.ruler);
@@ -319,31 +347,13 @@ void TimelineRenderer::paintRuler(QPainter& p, const TimelineLayout& layout, con
     // Ticks.
     p.save();
     p.setClipRect(QRect(W, 0, vp.contentWidth(), TimelineViewport::kTopHeight));
-    const int64_t step = std::max<int64_t>(1, tickStep(vp.nsPerPx, 90));
-    const int64_t origin = s.timeOrigin;
-    const int64_t fromOrigin = satSub(vp.startNs, origin);
-    int64_t q = fromOrigin / step;  // floor division, without overflow at INT64_MIN
-    if (fromOrigin % step < 0 && q > kMinNs / step) --q;
-    const int64_t first = q * step;
     p.setPen(th.mutedText);
-    // Ticks are counted, not walked to a time: at the ends of int64 `rel += step` would wrap.
-    const int ticks = static_cast<int>(std::min(double(vp.contentWidth()) * vp.nsPerPx / double(step), 4000.0)) + 2;
-    int64_t rel = first;
-    for (int k = 0; k < ticks; ++k) {
-        const int64_t at = satAdd(origin, rel);
-        if (at >= vp.endNs()) break;
-        const double x = vp.xOf(at);
-        p.drawLine(QPointF(x, RH - 7), QPointF(x, RH));
-        if (x >= W) p.drawText(QRectF(x + 3, 2, 120, RH - 6), Qt::AlignLeft | Qt::AlignVCenter, formatTime(rel, step));
-        for (int m = 1; m < 5; ++m) {
-            const double xm = vp.xOf(satAdd(at, step / 5 * m));
-            p.drawLine(QPointF(xm, RH - 3), QPointF(xm, RH));
-        }
-        int64_t next;
-        if (__builtin_add_overflow(rel, step, &next)) break;  // no later tick is representable
-        if (!STALLSCOPE_ADVANCED(rel, next)) break;
-        rel = next;
+    for (const scene::Tick& tick : ticks.major) {
+        p.drawLine(QPointF(tick.x, RH - 7), QPointF(tick.x, RH));
+        p.drawText(QRectF(tick.x + 3, 2, 120, RH - 6), Qt::AlignLeft | Qt::AlignVCenter,
+                   formatTime(tick.rel, ticks.step));
     }
+    for (double x : ticks.minor) p.drawLine(QPointF(x, RH - 3), QPointF(x, RH));
     // Steps band.
     if (const analysis::AnalysisResult* a = layout.analysis()) {
         const QRect band(W, RH, vp.contentWidth(), TimelineViewport::kStepBandHeight);

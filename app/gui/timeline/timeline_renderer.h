@@ -1,10 +1,14 @@
 #pragma once
-// Paints the timeline for a viewport. Per lane it binary-searches the visible slices and
-// merges runs of slices narrower than two pixels into one block by searching ahead, so a
-// frame costs O(pixels x log n) whatever the zoom (never a walk over the whole trace).
+// Paints the timeline for a viewport with QPainter: the scene (stallscope/scene/
+// timeline_scene.h) gives the lane items (level of detail, labels), the ruler's ticks and
+// the finding's shading, the same draw list the report pictures write as SVG; this adds
+// the widget's own parts (row headers, counters, selection, flow arrow, step band). A frame
+// costs O(pixels x log n) whatever the zoom (never a walk over the whole trace).
 #include "timeline_layout.h"
 #include "timeline_search.h"
 #include "timeline_viewport.h"
+
+#include "stallscope/scene/timeline_scene.h"
 
 #include <QColor>
 #include <QRectF>
@@ -45,14 +49,26 @@ public:
     /// The fill colour of a slice drawn on its own (by kind, varied by name).
     static QColor sliceColor(const model::Trace& t, model::SliceId slice);
 
+    /// The scene of a frame: the draw list of the slice rows on screen, and the widget y
+    /// of lane 0 of each of its rows.
+    struct SceneFrame {
+        scene::DrawList list;
+        std::vector<scene::SceneRow> rows;
+        std::vector<int> laneTop;
+    };
+    static SceneFrame buildFrame(const TimelineLayout& layout, const TimelineViewport& vp,
+                                 const TimelineState& s);
+
 private:
-    void paintRows(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp, const TimelineState& s);
-    void paintLane(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp, const TimelineState& s,
-                   model::TrackId track, int depth, int y);
+    void paintRows(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp);
+    void paintLanes(QPainter& p, const TimelineLayout& layout, const TimelineState& s,
+                    const SceneFrame& f);
     void paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h);
-    void paintOverlays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp, const TimelineState& s);
+    void paintOverlays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                       const TimelineState& s, const std::vector<scene::Shade>& shades);
     void paintHeaders(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp);
-    void paintRuler(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp, const TimelineState& s);
+    void paintRuler(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
+                    const TimelineState& s, const scene::Ticks& ticks);
 
     RenderStats m_stats;
 };

@@ -207,7 +207,11 @@ void TimelineView::showFinding(const analysis::Finding* f) {
     m_state.shadeLabel.clear();
     if (f) {
         m_state.shaded = f->ranges;
-        if (f->device >= 0) m_state.shadedRows = m_layout.rowsForDevice(f->device);
+        if (f->device >= 0 && !f->ranges.empty()) {
+            int64_t lo = f->ranges.front().start, hi = f->ranges.front().end;
+            for (const auto& r : f->ranges) lo = std::min(lo, r.start), hi = std::max(hi, r.end);
+            m_state.shadedRows = m_layout.rowsForDevice(f->device, lo, hi);
+        }
         m_state.shadeLabel = QString::fromStdString(std::string(analysis::findingKindName(f->kind)));
         if (!m_state.shaded.empty()) {
             // Zoom to the finding's largest range, with its neighbours in view.

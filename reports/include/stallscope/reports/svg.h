@@ -7,6 +7,9 @@
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/model/trace.h"
+#include "stallscope/scene/timeline_index.h"
+
+#include <memory>
 
 namespace stallscope::reports {
 
@@ -16,11 +19,15 @@ struct TimelinePictureOptions {
     int maxStreams = 4;      // GPU streams of the finding's device
     int maxDepth = 4;        // nesting lanes per thread
     size_t maxRects = 6000;  // sub-pixel events are merged; this caps the file size
+    // The trace's timeline index (lanes per depth), shared by the pictures of one report;
+    // built for the picture when null.
+    std::shared_ptr<const scene::TimelineIndex> index;
 };
 
 /// The finding's largest range with half its length of context on each side: the rows
 /// it concerns (launching threads, the device's streams), every finding range in view
-/// shaded and labelled, a time axis relative to the analysis window start.
+/// shaded and labelled, a time axis relative to the analysis window start. Drawn from the
+/// timeline scene (stallscope/scene/timeline_scene.h), the draw list the GUI paints.
 Picture findingTimelinePicture(const model::Trace& trace, const analysis::AnalysisResult& analysis,
                                const analysis::Finding& finding, const TimelinePictureOptions& options = {});
 
