@@ -1,7 +1,7 @@
 #include "stallscope/analysis/analysis.h"
 
 #include "analysis_context.h"
-#include "detectors.h"
+#include "detector_registry.h"
 #include "device_metrics.h"
 #include "hta_compat.h"
 #include "idle_attribution.h"
@@ -33,19 +33,14 @@ std::string_view idleCauseDescription(IdleCause c) {
     return kText[static_cast<size_t>(c)];
 }
 
-namespace {
-constexpr std::array<std::string_view, static_cast<size_t>(FindingKind::Count)> kFindingNames{
-    "data_loading", "host_bound", "blocking_h2d_copy", "host_sync", "launch_bound", "small_batch",
-    "no_tensor_cores", "light_model", "logging_checkpoint", "gpu_not_used", "comm_exposed",
-    "memory_pressure", "low_utilization"};
-} // namespace
-
-std::string_view findingKindName(FindingKind k) { return kFindingNames[static_cast<size_t>(k)]; }
+std::string_view findingKindName(FindingKind k) {
+    return k < FindingKind::Count ? detectorEntry(k).name : std::string_view("unknown");
+}
 
 bool findingKindFromName(std::string_view name, FindingKind& out) {
-    for (size_t i = 0; i < kFindingNames.size(); ++i)
-        if (kFindingNames[i] == name) {
-            out = static_cast<FindingKind>(i);
+    for (const DetectorEntry& e : detectorCatalogue())
+        if (e.name == name) {
+            out = e.kind;
             return true;
         }
     return false;
@@ -104,22 +99,14 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
 
     const DetectorInput in{c, r};
     std::vector<Finding> findings;
-    detectGpuNotUsed(in, findings);
-    detectDataLoading(in, findings);
-    detectBlockingH2dCopy(in, findings);
-    detectHostSync(in, findings);
-    detectLaunchBound(in, findings);
-    detectSmallBatch(in, findings);
-    detectNoTensorCores(in, findings);
-    detectLightModel(in, findings);
-    detectLoggingCheckpoint(in, findings);
-    detectCommExposed(in, findings);
-    detectMemoryPressure(in, findings);
-    // host_bound only when no more specific host-side finding covers the same time.
-    {
-        std::vector<Finding> hostBound;
-        detectHostBound(in, hostBound);
-        for (Finding& f : hostBound) {
+    for (const Detector& d : detectors())
+        if (d.entry.stage == DetectorStage::Cause) d.run(in, findings);
+    // Fallbacks (host_bound) only where no more specific finding covers the same time.
+    for (const Detector& d : detectors()) {
+        if (d.entry.stage != DetectorStage::Fallback) continue;
+        std::vector<Finding> fallback;
+        d.run(in, fallback);
+        for (Finding& f : fallback) {
             bool covered = false;
             for (const Finding& g : findings)
                 covered |= g.device == f.device &&
@@ -128,7 +115,8 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
             if (!covered) findings.push_back(std::move(f));
         }
     }
-    detectLowUtilization(in, findings);
+    for (const Detector& d : detectors())
+        if (d.entry.stage == DetectorStage::Residual) d.run(in, findings);
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
         return a.severity < b.severity;

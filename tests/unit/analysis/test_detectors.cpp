@@ -1,11 +1,15 @@
 // Every detector: a trace that must trigger it and a near miss that must not.
+#include "test_support.h"
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/detector_catalogue.h"
 
 #include <QTest>
 
+#include <filesystem>
 #include <functional>
+#include <set>
 
 using namespace stallscope;
 using namespace stallscope::analysis;
@@ -45,6 +49,42 @@ TraceText stepsWith(const std::function<void(TraceText&, int64_t)>& hostWork, in
 class TestDetectors : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The detector table: one row per finding kind, names unique and round-tripping, and
+    // docs/analysis.md's findings table lists exactly these kinds.
+    void catalogueCoversEveryKindAndTheDocs() {
+        const auto& cat = analysis::detectorCatalogue();
+        QCOMPARE(cat.size(), size_t(analysis::FindingKind::Count));
+        std::set<std::string_view> names;
+        for (const auto& e : cat) {
+            QVERIFY(names.insert(e.name).second);
+            QCOMPARE(analysis::findingKindName(e.kind), e.name);
+            analysis::FindingKind back{};
+            QVERIFY(analysis::findingKindFromName(e.name, back));
+            QCOMPARE(int(back), int(e.kind));
+            QVERIFY(!e.firesWhen.empty() && !e.saving.empty());
+        }
+        analysis::FindingKind unknown{};
+        QVERIFY(!analysis::findingKindFromName("no_such_kind", unknown));
+        const std::string docs =
+            test::readFile(std::filesystem::path(qgetenv("STALLSCOPE_SOURCE_DIR").toStdString()) /
+                           "docs" / "analysis.md");
+        QVERIFY(!docs.empty());
+        std::set<std::string_view> documented;
+        const size_t table = docs.find("| kind | fires when");
+        QVERIFY(table != std::string::npos);
+        for (size_t at = docs.find("\n| `", table);
+             at != std::string::npos && docs.compare(at, 4, "\n| `") == 0;
+             at = docs.find('\n', at + 1)) {
+            const size_t b = at + 4, e = docs.find('`', b);
+            QVERIFY(e != std::string::npos);
+            const std::string name(std::string_view(docs).substr(b, e - b));
+            QVERIFY2(names.count(name), qPrintable("docs/analysis.md lists an unknown kind " +
+                                                   QString::fromStdString(name)));
+            documented.insert(*names.find(name));
+        }
+        QCOMPARE(documented.size(), names.size());
+    }
+
     void dataLoading() {
         auto loader = [](TraceText& t, int64_t b) {
             t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
