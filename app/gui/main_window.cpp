@@ -1,14 +1,10 @@
 #include "main_window.h"
 
-#include "details_panel.h"
 #include "findings_panel.h"
-#include "flame_panel.h"
 #include "live_recording.h"
 #include "load_worker.h"
-#include "range_panel.h"
-#include "ranks_panel.h"
+#include "panel.h"
 #include "report_export.h"
-#include "stats_panel.h"
 #include "timeline/timeline_view.h"
 
 #include <QComboBox>
@@ -68,29 +64,13 @@ bool MainWindow::loading() const { return m_worker->busy(); }
 
 void MainWindow::createWidgets() {
     m_timeline = new TimelineView(this);
-    m_details = new DetailsPanel(this);
-    m_range = new RangePanel(this);
-    m_ranks = new RanksPanel(this);
-    m_notes = new QTextBrowser(this);
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
-    m_tabs->addTab(m_details, tr("Details"));
-    m_flame = new FlamePanel(this);
-    m_tabs->addTab(m_flame, tr("Flame graph"));
-    m_stats = new StatsPanel(this);
-    m_tabs->addTab(m_stats, tr("Statistics"));
-    connect(m_stats, &StatsPanel::eventRequested, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
-    // A double-clicked frame becomes the search: its events are outlined and the first selected.
-    connect(m_flame, &FlamePanel::frameActivated, this, [this](model::StringId name) {
-        if (!name.valid() || !m_timeline->layout().trace()) return;
-        m_search->setText(QString::fromUtf8(m_timeline->layout().trace()->str(name).data(),
-                                            static_cast<int>(m_timeline->layout().trace()->str(name).size())));
-        m_timeline->nextMatch(true);
-        updateSearchLabel();
-    });
-    m_tabs->addTab(m_range, tr("Range"));
-    m_tabs->addTab(m_ranks, tr("Ranks"));
-    m_tabs->addTab(m_notes, tr("Import notes"));
+    for (const PanelInfo& info : panels()) {
+        m_panels.push_back(info.create(*this));
+        m_panelIds.push_back(info.id);
+        m_tabs->addTab(m_panels.back()->widget(), tr(info.title));
+    }
 
     m_banner = new QLabel(this);
     m_banner->setWordWrap(true);
@@ -144,18 +124,8 @@ void MainWindow::createWidgets() {
     connect(m_findings, &FindingsPanel::findingSelected, this, [this](int row) {
         m_timeline->showFinding(m_findings->model()->finding(row));
     });
-    connect(m_findings, &FindingsPanel::evidenceActivated, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
-    connect(m_timeline, &TimelineView::sliceSelected, this, [this](model::SliceId s) {
-        m_details->showSlice(s);
-        if (s.valid()) m_tabs->setCurrentWidget(m_details);
-    });
-    connect(m_details, &DetailsPanel::sliceActivated, this, [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
-    connect(m_timeline, &TimelineView::rangeSelected, this, [this](int64_t lo, int64_t hi) {
-        m_range->showRange(lo, hi);
-        m_tabs->setCurrentWidget(m_range);
-        m_flame->setRange(lo, hi);
-    });
-    connect(m_ranks, &RanksPanel::rankActivated, this, [this](int i) { showRank(i); });
+    connect(m_findings, &FindingsPanel::evidenceActivated, this,
+            [this](model::SliceId s) { m_timeline->selectSlice(s, true); });
 }
 
 void MainWindow::openPath(const QString& path) {
@@ -258,13 +228,9 @@ void MainWindow::showRank(int index) {
     m_rankCombo->setCurrentIndex(index);
     m_timeline->setData(lt.entry.trace, lt.analysis, lt.timeline);
     m_findings->setData(lt.entry.trace, lt.analysis);
-    m_details->setTrace(lt.entry.trace, lt.analysis->window.startNs);
-    m_range->setData(lt.entry.trace, lt.analysis);
-    m_ranks->setDocument(m_doc.get(), index);
-    m_flame->setData(lt.entry.trace, lt.analysis);
-    m_stats->setData(lt.entry.trace, lt.analysis);
+    const PanelContext context{m_doc.get(), index};
+    for (const auto& panel : m_panels) panel->showTrace(context);
     fillSteps();
-    fillNotes();
     const auto& st = lt.entry.trace->importStats();
     m_status->setText(tr("%1 · %2 events · %3 MB of JSON · loaded in %4 s · window %5")
                           .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
@@ -292,14 +258,15 @@ void MainWindow::selectFinding(int row) {
 }
 
 void MainWindow::showView(View view) {
-    switch (view) {
-    case View::Details: m_tabs->setCurrentWidget(m_details); break;
-    case View::Flame: m_tabs->setCurrentWidget(m_flame); break;
-    case View::Stats: m_tabs->setCurrentWidget(m_stats); break;
-    case View::Range: m_tabs->setCurrentWidget(m_range); break;
-    case View::Ranks: m_tabs->setCurrentWidget(m_ranks); break;
-    case View::Notes: m_tabs->setCurrentWidget(m_notes); break;
-    }
+    for (size_t i = 0; i < m_panelIds.size(); ++i)
+        if (m_panelIds[i] == view) m_tabs->setCurrentWidget(m_panels[i]->widget());
+}
+
+void MainWindow::searchFor(const QString& text) {
+    if (!m_timeline->layout().trace()) return;
+    m_search->setText(text);
+    m_timeline->nextMatch(true);
+    updateSearchLabel();
 }
 
 void MainWindow::fillSteps() {
@@ -315,28 +282,6 @@ void MainWindow::fillSteps() {
     }
     m_steps->setEnabled(m_steps->count() > 1);
     m_steps->blockSignals(false);
-}
-
-void MainWindow::fillNotes() {
-    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
-    const auto& t = *lt.entry.trace;
-    const auto& d = t.diagnostics();
-    QString h = tr("<h3>%1</h3><p>%2</p>").arg(QString::fromStdString(lt.entry.path).toHtmlEscaped(),
-                                                QString::fromStdString(t.metadata().formatName).toHtmlEscaped());
-    if (d.empty()) h += tr("<p>The import found no problems.</p>");
-    for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
-        const auto kind = static_cast<model::DiagnosticKind>(k);
-        if (!d.count(kind)) continue;
-        const auto& info = model::diagnosticInfo(kind);
-        h += QString("<p><b>%1 × %2</b><br>").arg(d.count(kind)).arg(QString::fromStdString(std::string(info.summary)).toHtmlEscaped());
-        for (const auto& ex : d.examples(kind))
-            h += QString("<span style='color:gray'>%1</span> %2<br>")
-                     .arg(ex.byteOffset == model::Diagnostics::kNoOffset ? QString() : tr("byte %1:").arg(ex.byteOffset),
-                          QString::fromStdString(ex.detail).toHtmlEscaped());
-        h += "</p>";
-    }
-    for (const auto& n : lt.analysis->notes) h += "<p>" + QString::fromStdString(n).toHtmlEscaped() + "</p>";
-    m_notes->setHtml(h);
 }
 
 void MainWindow::showError(const QString& message) {

@@ -3,6 +3,7 @@
 // the selected event, flame graphs, statistics, a selected range, ranks and import notes.
 // Files load on a worker thread with a progress bar and Cancel.
 #include "document.h"
+#include "panel.h"
 #include "theme.h"
 
 #include "stallscope/capture/recorder.h"
@@ -10,6 +11,7 @@
 #include <QMainWindow>
 
 #include <memory>
+#include <vector>
 
 class QAction;
 class QComboBox;
@@ -23,21 +25,16 @@ class QTextBrowser;
 
 namespace stallscope::gui {
 
-class DetailsPanel;
 class FindingsPanel;
 class LoadWorker;
 class LiveRecording;
-class RangePanel;
 class ReportExport;
-class RanksPanel;
 class TimelineView;
-class FlamePanel;
-class StatsPanel;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum class View { Details, Flame, Stats, Range, Ranks, Notes };
+    using View = PanelId; // the bottom views (panel.h)
 
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
@@ -50,6 +47,8 @@ public:
     /// Selects finding `row` (0-based): list, detail pane, timeline shading and zoom.
     void selectFinding(int row);
     void showView(View view);
+    /// Puts `text` in the search box and selects its first match on the timeline.
+    void searchFor(const QString& text);
     void setThemeMode(ThemeMode mode);
     /// Records a program (File ▸ Record…): a live timeline while it runs, then the analysis.
     bool startRecording(const capture::RecordOptions& options);
@@ -61,8 +60,6 @@ public:
 
     [[nodiscard]] TimelineView* timeline() const { return m_timeline; }
     [[nodiscard]] FindingsPanel* findings() const { return m_findings; }
-    [[nodiscard]] DetailsPanel* details() const { return m_details; }
-    [[nodiscard]] RangePanel* range() const { return m_range; }
     [[nodiscard]] QTabWidget* bottomTabs() const { return m_tabs; }
     [[nodiscard]] const Document* document() const { return m_doc.get(); }
     [[nodiscard]] int currentRank() const { return m_rank; }
@@ -90,7 +87,6 @@ private:
     static QString importProblems(const model::Diagnostics& diagnostics);
     void onLoaded(std::shared_ptr<Document> doc);
     void fillSteps();
-    void fillNotes();
     void showShortcuts();
     void showAbout();
     void updateSearchLabel();
@@ -104,12 +100,8 @@ private:
     QAction* m_exportAction = nullptr;
     TimelineView* m_timeline = nullptr;
     FindingsPanel* m_findings = nullptr;
-    DetailsPanel* m_details = nullptr;
-    RangePanel* m_range = nullptr;
-    RanksPanel* m_ranks = nullptr;
-    FlamePanel* m_flame = nullptr;
-    StatsPanel* m_stats = nullptr;
-    QTextBrowser* m_notes = nullptr;
+    std::vector<std::unique_ptr<Panel>> m_panels; // the bottom tabs, from panels() (panel.h)
+    std::vector<PanelId> m_panelIds;
     QTabWidget* m_tabs = nullptr;
     QLabel* m_banner = nullptr;
     bool m_bannerWarns = false;

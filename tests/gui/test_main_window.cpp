@@ -11,6 +11,7 @@
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
+#include "panel.h"
 #include "range_panel.h"
 #include "report_export.h"
 #include "stats_panel.h"
@@ -59,6 +60,22 @@ class TestMainWindow : public QObject {
 private Q_SLOTS:
     void initTestCase() { Theme::apply(*qApp, ThemeMode::Light); }
 
+    // The bottom tabs come from the panel list: one tab per row, in order, with its title,
+    // and showView reaches each.
+    void bottomTabsAreThePanelList() {
+        MainWindow w;
+        const auto& list = panels();
+        QCOMPARE(w.bottomTabs()->count(), int(list.size()));
+        for (size_t i = 0; i < list.size(); ++i) {
+            QCOMPARE(w.bottomTabs()->tabText(int(i)),
+                     QCoreApplication::translate("MainWindow", list[i].title));
+            w.showView(list[i].id);
+            QCOMPARE(w.bottomTabs()->currentIndex(), int(i));
+        }
+        QVERIFY(w.findChild<DetailsPanel*>() && w.findChild<RangePanel*>() &&
+                w.findChild<FlamePanel*>());
+    }
+
     void opensOnTheWorkerAndSelectsTheTopFinding() {
         MainWindow w;
         w.show();
@@ -100,10 +117,11 @@ private Q_SLOTS:
         QVERIFY(!top.evidence.empty());
         Q_EMIT w.findings()->evidenceActivated(top.evidence.front());
         QCOMPARE(w.timeline()->state().selected, top.evidence.front());
-        QCOMPARE(w.bottomTabs()->currentWidget(), static_cast<QWidget*>(w.details()));
+        QCOMPARE(w.bottomTabs()->currentWidget(),
+                 static_cast<QWidget*>(w.findChild<DetailsPanel*>()));
         const auto& t = *doc->traces.front().entry.trace;
         const QString name = QString::fromUtf8(t.str(t.slices().name[top.evidence.front().index()]).data());
-        QVERIFY(w.details()->browser()->toPlainText().contains(name.left(40)));
+        QVERIFY(w.findChild<DetailsPanel*>()->browser()->toPlainText().contains(name.left(40)));
         // The selected event is in view.
         const int64_t s = t.slices().start[top.evidence.front().index()];
         QVERIFY(w.timeline()->viewport().startNs <= s && s <= w.timeline()->viewport().endNs());
@@ -121,8 +139,9 @@ private Q_SLOTS:
         const auto& t = *doc->traces.front().entry.trace;
         const int64_t t0 = t.slices().start[0];  // the step starts at 0 us
         w.timeline()->setRange(t0 + 250 * us, t0 + 650 * us);
-        QCOMPARE(w.bottomTabs()->currentWidget(), static_cast<QWidget*>(w.range()));
-        const RangeStats& st = w.range()->stats();
+        QCOMPARE(w.bottomTabs()->currentWidget(),
+                 static_cast<QWidget*>(w.findChild<RangePanel*>()));
+        const RangeStats& st = w.findChild<RangePanel*>()->stats();
         QCOMPARE(st.devices.size(), size_t(1));
         QCOMPARE(st.devices.front().busyNs, 100 * us);  // 50 us of each kernel
         QCOMPARE(st.kernels.size(), size_t(2));
@@ -130,7 +149,7 @@ private Q_SLOTS:
         int64_t idle = 0;
         for (int64_t v : st.devices.front().idleByCause) idle += v;
         QCOMPARE(idle + st.devices.front().busyNs, 400 * us);  // every idle ns has a cause
-        QVERIFY(w.range()->browser()->toPlainText().contains("k_relu"));
+        QVERIFY(w.findChild<RangePanel*>()->browser()->toPlainText().contains("k_relu"));
     }
 
     void stepComboZoomsToTheStep() {

@@ -1,0 +1,148 @@
+// The bottom views of the main window: one row each (see panel.h).
+#include "panel.h"
+
+#include "details_panel.h"
+#include "flame_panel.h"
+#include "main_window.h"
+#include "range_panel.h"
+#include "ranks_panel.h"
+#include "stats_panel.h"
+#include "timeline/timeline_view.h"
+
+#include "stallscope/model/diagnostics.h"
+
+#include <QCoreApplication>
+#include <QTextBrowser>
+
+namespace stallscope::gui {
+
+namespace {
+
+/// A widget and how it shows a trace.
+template <class W> class WidgetPanel final : public Panel {
+public:
+    WidgetPanel(W* widget, std::function<void(W&, const PanelContext&)> show)
+        : m_widget(widget), m_show(std::move(show)) {}
+    [[nodiscard]] QWidget* widget() const override { return m_widget; }
+    void showTrace(const PanelContext& c) override { m_show(*m_widget, c); }
+
+private:
+    W* m_widget;
+    std::function<void(W&, const PanelContext&)> m_show;
+};
+
+template <class W>
+std::unique_ptr<Panel> panel(W* w, std::function<void(W&, const PanelContext&)> show) {
+    return std::make_unique<WidgetPanel<W>>(w, std::move(show));
+}
+
+QString tr(const char* s) {
+    return QCoreApplication::translate("MainWindow", s);
+}
+
+/// The import's diagnostics and the analysis notes of a trace, as HTML.
+QString notesHtml(const LoadedTrace& lt) {
+    const auto& t = *lt.entry.trace;
+    const auto& d = t.diagnostics();
+    QString h = tr("<h3>%1</h3><p>%2</p>")
+                    .arg(QString::fromStdString(lt.entry.path).toHtmlEscaped(),
+                         QString::fromStdString(t.metadata().formatName).toHtmlEscaped());
+    if (d.empty()) h += tr("<p>The import found no problems.</p>");
+    for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
+        const auto kind = static_cast<model::DiagnosticKind>(k);
+        if (!d.count(kind)) continue;
+        const auto& info = model::diagnosticInfo(kind);
+        h += QString("<p><b>%1 × %2</b><br>")
+                 .arg(d.count(kind))
+                 .arg(QString::fromStdString(std::string(info.summary)).toHtmlEscaped());
+        for (const auto& ex : d.examples(kind))
+            h += QString("<span style='color:gray'>%1</span> %2<br>")
+                     .arg(ex.byteOffset == model::Diagnostics::kNoOffset
+                              ? QString()
+                              : tr("byte %1:").arg(ex.byteOffset),
+                          QString::fromStdString(ex.detail).toHtmlEscaped());
+        h += "</p>";
+    }
+    for (const auto& n : lt.analysis->notes)
+        h += "<p>" + QString::fromStdString(n).toHtmlEscaped() + "</p>";
+    return h;
+}
+
+} // namespace
+
+const std::vector<PanelInfo>& panels() {
+    static const std::vector<PanelInfo> list = {
+        {PanelId::Details, QT_TRANSLATE_NOOP("MainWindow", "Details"),
+         [](MainWindow& mw) {
+             auto* w = new DetailsPanel(&mw);
+             TimelineView* tl = mw.timeline();
+             QObject::connect(w, &DetailsPanel::sliceActivated, tl,
+                              [tl](model::SliceId s) { tl->selectSlice(s, true); });
+             QObject::connect(tl, &TimelineView::sliceSelected, w, [w, &mw](model::SliceId s) {
+                 w->showSlice(s);
+                 if (s.valid()) mw.showView(PanelId::Details);
+             });
+             return panel<DetailsPanel>(w, [](DetailsPanel& p, const PanelContext& c) {
+                 p.setTrace(c.trace().entry.trace, c.trace().analysis->window.startNs);
+             });
+         }},
+        {PanelId::Flame, QT_TRANSLATE_NOOP("MainWindow", "Flame graph"),
+         [](MainWindow& mw) {
+             auto* w = new FlamePanel(&mw);
+             // A double-clicked frame becomes the search: its events are outlined and the first
+             // selected.
+             QObject::connect(w, &FlamePanel::frameActivated, &mw, [&mw](model::StringId name) {
+                 const model::Trace* t = mw.timeline()->layout().trace();
+                 if (!name.valid() || !t) return;
+                 const std::string_view s = t->str(name);
+                 mw.searchFor(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())));
+             });
+             QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
+                              [w](int64_t lo, int64_t hi) { w->setRange(lo, hi); });
+             return panel<FlamePanel>(w, [](FlamePanel& p, const PanelContext& c) {
+                 p.setData(c.trace().entry.trace, c.trace().analysis);
+             });
+         }},
+        {PanelId::Stats, QT_TRANSLATE_NOOP("MainWindow", "Statistics"),
+         [](MainWindow& mw) {
+             auto* w = new StatsPanel(&mw);
+             TimelineView* tl = mw.timeline();
+             QObject::connect(w, &StatsPanel::eventRequested, tl,
+                              [tl](model::SliceId s) { tl->selectSlice(s, true); });
+             return panel<StatsPanel>(w, [](StatsPanel& p, const PanelContext& c) {
+                 p.setData(c.trace().entry.trace, c.trace().analysis);
+             });
+         }},
+        {PanelId::Range, QT_TRANSLATE_NOOP("MainWindow", "Range"),
+         [](MainWindow& mw) {
+             auto* w = new RangePanel(&mw);
+             QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
+                              [w, &mw](int64_t lo, int64_t hi) {
+                                  w->showRange(lo, hi);
+                                  mw.showView(PanelId::Range);
+                              });
+             return panel<RangePanel>(w, [](RangePanel& p, const PanelContext& c) {
+                 p.setData(c.trace().entry.trace, c.trace().analysis);
+             });
+         }},
+        {PanelId::Ranks, QT_TRANSLATE_NOOP("MainWindow", "Ranks"),
+         [](MainWindow& mw) {
+             auto* w = new RanksPanel(&mw);
+             QObject::connect(w, &RanksPanel::rankActivated, &mw, [&mw](int i) { mw.showRank(i); });
+             return panel<RanksPanel>(w, [](RanksPanel& p, const PanelContext& c) {
+                 p.setDocument(c.document, c.rank);
+             });
+         }},
+        {PanelId::Notes, QT_TRANSLATE_NOOP("MainWindow", "Import notes"),
+         [](MainWindow& mw) {
+             auto* w = new QTextBrowser(&mw);
+             w->setObjectName("importNotes");
+             return panel<QTextBrowser>(w, [](QTextBrowser& p, const PanelContext& c) {
+                 p.setHtml(notesHtml(c.trace()));
+             });
+         }},
+    };
+    return list;
+}
+
+} // namespace stallscope::gui
