@@ -234,9 +234,8 @@ int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
     InterruptGuard guard;
     g_interrupts = 0;
     capture::Recording rec;
-    std::string error;
-    if (!rec.start(o.record, error)) {
-        err << "stallscope-cli: " << error << "\n";
+    if (const base::Status started = rec.start(o.record); !started) {
+        err << "stallscope-cli: " << started.error().message << "\n";
         return 1;
     }
     std::atomic<bool> cancelFake{false};
@@ -250,12 +249,13 @@ int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
     waitForTheEnd(rec, hasCommand, err);
     cancelFake = true;
     if (fake.joinable()) fake.join();
-    auto trace = rec.finish(error);
+    const auto finished = rec.finish();
     const capture::RecordStatus st = rec.status();
-    if (!trace) {
-        err << "stallscope-cli: " << error << "\n";
+    if (!finished) {
+        err << "stallscope-cli: " << finished.error().message << "\n";
         return 1;
     }
+    const auto& trace = finished.value();
     writeSummary(out, *trace, st, hasCommand);
     out << "Wrote " << o.record.output.string() << "\n";
     writeFindings(out, *trace, o.record.output.string());

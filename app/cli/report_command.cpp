@@ -58,18 +58,17 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     ro.version = STALLSCOPE_VERSION;
     std::vector<reports::ReportInput> after, before;
     if (!loadInputs(o.path, o.threads, o.analysis, after, err)) return 1;
-    if (!o.baseline.empty() && !loadInputs(o.baseline, o.threads, o.analysis, before, err)) return 1;
-    std::string error;
-    bool ok;
+    if (!o.baseline.empty() && !loadInputs(o.baseline, o.threads, o.analysis, before, err))
+        return 1;
 #ifdef STALLSCOPE_HAVE_PDF
     pdf::registerPdfReports();
 #endif
-    if (!o.baseline.empty())
-        ok = reports::writeComparison(before.front(), after.front(), o.out, format, ro, error);
-    else
-        ok = reports::writeReport(after, o.out, format, ro, error);
-    if (!ok) {
-        err << "stallscope-cli: cannot write " << o.out << ": " << error << "\n";
+    const base::Status written =
+        o.baseline.empty()
+            ? reports::writeReport(after, o.out, format, ro)
+            : reports::writeComparison(before.front(), after.front(), o.out, format, ro);
+    if (!written) {
+        err << "stallscope-cli: cannot write " << o.out << ": " << written.error().message << "\n";
         return 1;
     }
     out << o.out << "\n";

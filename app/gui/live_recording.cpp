@@ -25,10 +25,9 @@ void LiveRecording::joinWorker() {
 bool LiveRecording::start(const capture::RecordOptions& options, QString& error) {
     m_options = options;
     m_recording = std::make_unique<capture::Recording>();
-    std::string e;
-    if (!m_recording->start(options, e)) {
+    if (const base::Status started = m_recording->start(options); !started) {
         m_recording.reset();
-        error = QString::fromStdString(e);
+        error = QString::fromStdString(started.error().message);
         return false;
     }
     m_active = true;
@@ -92,8 +91,9 @@ void LiveRecording::finishOnWorker() {
     m_timer->stop();
     joinWorker();
     m_worker = std::thread([this] {
-        std::string error;
-        auto trace = m_recording->finish(error);
+        auto result = m_recording->finish();
+        const std::string error = result ? std::string() : result.error().message;
+        auto trace = result ? result.value() : nullptr;
         const capture::RecordStatus st = m_recording->status();
         if (!trace) {
             QMetaObject::invokeMethod(this, [this, error] {

@@ -51,9 +51,10 @@ void ReportExport::start(std::shared_ptr<const Document> doc, int rank, const QS
         (void)doc;  // keeps the traces alive while writing
         reports::ReportOptions options;
         options.version = STALLSCOPE_VERSION;
-        std::string error;
-        const bool ok = pdf::writeReportFile(inputs, path.toStdString(), static_cast<reports::ReportFormat>(format),
-                                             options, error);
+        const base::Status written = pdf::writeReportFile(
+            inputs, path.toStdString(), static_cast<reports::ReportFormat>(format), options);
+        const bool ok = written.ok();
+        const std::string error = ok ? std::string() : written.error().message;
         QMetaObject::invokeMethod(this, [this, path, ok, error] {
             wait();
             Q_EMIT finished(path, ok, QString::fromStdString(error));

@@ -54,7 +54,7 @@ void ensureGuiApplication() {
     static QGuiApplication app(argc, argv);
 }
 
-bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& out, std::string& error) {
+base::Status writePdf(const reports::ReportDocument& doc, const std::filesystem::path& out) {
     ensureGuiApplication();
     QBuffer buffer;
     buffer.open(QIODevice::WriteOnly);
@@ -72,10 +72,8 @@ bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& o
         td.setPageSize(QSizeF(page.width(), page.height() - footer));
         prepare(td, doc, int(page.width()) - 8);
         QPainter p;
-        if (!p.begin(&writer)) {
-            error = "cannot start the PDF";
-            return false;
-        }
+        if (!p.begin(&writer))
+            return base::Error{base::ErrorKind::Unwritable, "cannot start the PDF"};
         const int pages = td.pageCount();
         const double h = page.height() - footer;
         for (int i = 0; i < pages; ++i) {
@@ -93,7 +91,8 @@ bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& o
         }
         p.end();
     }
-    return base::writeFileAtomically(out, std::string_view(buffer.data().constData(), size_t(buffer.size())), error);
+    return base::writeFileAtomically(
+        out, std::string_view(buffer.data().constData(), size_t(buffer.size())));
 }
 
 QImage renderReportImage(const reports::ReportDocument& doc, int width) {
@@ -111,15 +110,15 @@ QImage renderReportImage(const reports::ReportDocument& doc, int width) {
 }
 
 namespace {
-bool writePdfReport(const std::vector<reports::ReportInput>& inputs,
-                    const std::filesystem::path& out, const reports::ReportOptions& options,
-                    std::string& error) {
-    return writePdf(reports::buildReport(inputs, options), out, error);
+base::Status writePdfReport(const std::vector<reports::ReportInput>& inputs,
+                            const std::filesystem::path& out,
+                            const reports::ReportOptions& options) {
+    return writePdf(reports::buildReport(inputs, options), out);
 }
-bool writePdfComparison(const reports::ReportInput& before, const reports::ReportInput& after,
-                        const std::filesystem::path& out, const reports::ReportOptions& options,
-                        std::string& error) {
-    return writePdf(reports::buildComparison(before, after, options), out, error);
+base::Status writePdfComparison(const reports::ReportInput& before,
+                                const reports::ReportInput& after, const std::filesystem::path& out,
+                                const reports::ReportOptions& options) {
+    return writePdf(reports::buildComparison(before, after, options), out);
 }
 } // namespace
 
@@ -127,17 +126,19 @@ void registerPdfReports() {
     reports::registerReportWriters(reports::ReportFormat::Pdf, writePdfReport, writePdfComparison);
 }
 
-bool writeReportFile(const std::vector<reports::ReportInput>& inputs, const std::filesystem::path& out,
-                     reports::ReportFormat format, const reports::ReportOptions& options, std::string& error) {
+base::Status writeReportFile(const std::vector<reports::ReportInput>& inputs,
+                             const std::filesystem::path& out, reports::ReportFormat format,
+                             const reports::ReportOptions& options) {
     registerPdfReports();
-    return reports::writeReport(inputs, out, format, options, error);
+    return reports::writeReport(inputs, out, format, options);
 }
 
-bool writeComparisonFile(const reports::ReportInput& before, const reports::ReportInput& after,
-                         const std::filesystem::path& out, reports::ReportFormat format,
-                         const reports::ReportOptions& options, std::string& error) {
+base::Status writeComparisonFile(const reports::ReportInput& before,
+                                 const reports::ReportInput& after,
+                                 const std::filesystem::path& out, reports::ReportFormat format,
+                                 const reports::ReportOptions& options) {
     registerPdfReports();
-    return reports::writeComparison(before, after, out, format, options, error);
+    return reports::writeComparison(before, after, out, format, options);
 }
 
 } // namespace stallscope::pdf

@@ -16,7 +16,7 @@ namespace stallscope::pdf {
 void ensureGuiApplication();
 
 /// The report as an A4 PDF with page numbers; atomic (temporary file + rename).
-bool writePdf(const reports::ReportDocument& doc, const std::filesystem::path& out, std::string& error);
+base::Status writePdf(const reports::ReportDocument& doc, const std::filesystem::path& out);
 
 /// The rich-text rendering (what the PDF pages show, without page breaks) as one image.
 QImage renderReportImage(const reports::ReportDocument& doc, int width);
@@ -24,11 +24,13 @@ QImage renderReportImage(const reports::ReportDocument& doc, int width);
 /// Registers the PDF writers in the report-format table (reports::reportFormats()).
 void registerPdfReports();
 /// Any report format through reports::writeReport, PDF registered first.
-bool writeReportFile(const std::vector<reports::ReportInput>& inputs, const std::filesystem::path& out,
-                     reports::ReportFormat format, const reports::ReportOptions& options, std::string& error);
+base::Status writeReportFile(const std::vector<reports::ReportInput>& inputs,
+                             const std::filesystem::path& out, reports::ReportFormat format,
+                             const reports::ReportOptions& options);
 /// A comparison as HTML, Markdown or PDF.
-bool writeComparisonFile(const reports::ReportInput& before, const reports::ReportInput& after,
-                         const std::filesystem::path& out, reports::ReportFormat format,
-                         const reports::ReportOptions& options, std::string& error);
+base::Status writeComparisonFile(const reports::ReportInput& before,
+                                 const reports::ReportInput& after,
+                                 const std::filesystem::path& out, reports::ReportFormat format,
+                                 const reports::ReportOptions& options);
 
 } // namespace stallscope::pdf

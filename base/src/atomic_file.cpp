@@ -132,4 +132,11 @@ bool writeFileAtomically(const fs::path& target, std::string_view bytes, std::st
     return ok;
 }
 
+Status writeFileAtomically(const fs::path& target, std::string_view bytes,
+                           AtomicFile::Compression compression) {
+    std::string error;
+    if (writeFileAtomically(target, bytes, error, compression)) return {};
+    return Error{ErrorKind::Unwritable, std::move(error)};
+}
+
 } // namespace stallscope::base

@@ -16,6 +16,10 @@ const char* errorKindName(ErrorKind kind) {
     case ErrorKind::NoTraces: return "no_traces";
     case ErrorKind::Cancelled: return "cancelled";
     case ErrorKind::OverMemoryBudget: return "over_memory_budget";
+    case ErrorKind::Unwritable: return "unwritable";
+    case ErrorKind::InvalidArgument: return "invalid_argument";
+    case ErrorKind::Unsupported: return "unsupported";
+    case ErrorKind::StartFailed: return "start_failed";
     }
     return "unknown";
 }

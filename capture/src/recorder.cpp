@@ -57,7 +57,20 @@ Recording::~Recording() {
 
 std::filesystem::path Recording::socketPath() const { return m_impl->socketPath; }
 
-bool Recording::start(const RecordOptions& options, std::string& error) {
+base::Status Recording::start(const RecordOptions& options) {
+    std::string error;
+    if (startOrExplain(options, error)) return {};
+    return base::Error{base::ErrorKind::StartFailed, std::move(error)};
+}
+
+base::Result<std::shared_ptr<const model::Trace>>
+Recording::finish(std::chrono::milliseconds timeout) {
+    std::string error;
+    if (auto trace = finishOrExplain(error, timeout)) return trace;
+    return base::Error{base::ErrorKind::Unwritable, std::move(error)};
+}
+
+bool Recording::startOrExplain(const RecordOptions& options, std::string& error) {
     Impl& d = *m_impl;
     if (d.session) {
         error = "this recording was already started";
@@ -80,7 +93,12 @@ bool Recording::start(const RecordOptions& options, std::string& error) {
     log += ".partial.json";
     d.session = std::make_unique<CaptureSession>(log);
     d.startedAt = Impl::Clock::now();
-    bool ok = d.session->open(error) && d.listen(error);
+    bool ok = true;
+    if (const base::Status opened = d.session->open(); !opened) {
+        error = opened.error().message;
+        ok = false;
+    }
+    ok = ok && d.listen(error);
     if (ok) d.supervisorThread = std::thread([&d] { d.supervise(); });
     if (ok && !options.command.empty()) {
         ok = d.spawn(error);
@@ -161,7 +179,8 @@ void Recording::Impl::shutdownThreads() {
     if (waiterThread.joinable()) waiterThread.join();
 }
 
-std::shared_ptr<const model::Trace> Recording::finish(std::string& error, std::chrono::milliseconds timeout) {
+std::shared_ptr<const model::Trace> Recording::finishOrExplain(std::string& error,
+                                                               std::chrono::milliseconds timeout) {
     Impl& d = *m_impl;
     {
         std::unique_lock lock(d.mutex);
@@ -192,7 +211,9 @@ std::shared_ptr<const model::Trace> Recording::finish(std::string& error, std::c
         note.value(st.gpuNote);
         d.session->setInfo("gpu_note", note.str());
     }
-    auto trace = d.session->finish(d.options.output, error);
+    auto finished = d.session->finish(d.options.output);
+    if (!finished) error = finished.error().message;
+    auto trace = finished ? finished.value() : nullptr;
     std::lock_guard lock(d.mutex);
     d.finalTrace = trace;
     return trace;

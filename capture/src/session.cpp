@@ -37,21 +37,20 @@ CaptureSession::~CaptureSession() {
 
 const std::filesystem::path& CaptureSession::eventLogPath() const { return m_impl->logPath; }
 
-bool CaptureSession::open(std::string& error) {
+base::Status CaptureSession::open() {
     Impl& d = *m_impl;
-    if (d.logFd >= 0) return true;
+    if (d.logFd >= 0) return {};
+    auto failed = [](std::string what) {
+        return base::Error{base::ErrorKind::Unwritable, std::move(what)};
+    };
     d.logFd = ::open(d.logPath.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (d.logFd < 0) {
-        error = "cannot create " + d.logPath.string() + ": " + detail::errnoText(errno);
-        return false;
-    }
+    if (d.logFd < 0)
+        return failed("cannot create " + d.logPath.string() + ": " + detail::errnoText(errno));
     d.baseNs = realtimeNs() / 1000 * 1000;
     const std::string header =
         "{\"schemaVersion\": 1, \"baseTimeNanoseconds\": " + std::to_string(d.baseNs) + ", \"traceEvents\": [";
-    if (!detail::writeFile(d.logFd, header, error)) {
-        error = "cannot write " + d.logPath.string() + ": " + error;
-        return false;
-    }
+    if (std::string error; !detail::writeFile(d.logFd, header, error))
+        return failed("cannot write " + d.logPath.string() + ": " + error);
     d.logBytes = header.size();
     d.logSource = std::make_shared<detail::LogEventSource>(d.logFd, d.logPath.string());
     std::lock_guard lock(d.builderMutex);
@@ -61,7 +60,7 @@ bool CaptureSession::open(std::string& error) {
     md.sourcePath = d.logPath.string();
     md.schemaVersion = 1;
     md.baseTimeNs = d.baseNs;
-    return true;
+    return {};
 }
 
 uint32_t CaptureSession::addSource() {

@@ -224,7 +224,15 @@ bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::pa
 
 } // namespace
 
-std::shared_ptr<const model::Trace> CaptureSession::finish(const std::filesystem::path& output, std::string& error) {
+base::Result<std::shared_ptr<const model::Trace>>
+CaptureSession::finish(const std::filesystem::path& output) {
+    std::string error;
+    if (auto trace = finishOrExplain(output, error)) return trace;
+    return base::Error{base::ErrorKind::Unwritable, std::move(error)};
+}
+
+std::shared_ptr<const model::Trace>
+CaptureSession::finishOrExplain(const std::filesystem::path& output, std::string& error) {
     Impl& d = *m_impl;
     std::lock_guard lock(d.builderMutex);
     if (d.finalTrace) return d.finalTrace;

@@ -313,8 +313,12 @@ bool endsWithGz(const fs::path& p) {
 
 } // namespace
 
-bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResult& analysis,
-                         const fs::path& out, std::string& error, AnnotatedTraceOutcome* outcome) {
+base::Status writeAnnotatedTrace(const model::Trace& trace,
+                                 const analysis::AnalysisResult& analysis, const fs::path& out,
+                                 AnnotatedTraceOutcome* outcome) {
+    auto failed = [](const AtomicFile& f) {
+        return base::Error{base::ErrorKind::Unwritable, f.error()};
+    };
     AnnotatedTraceOutcome result;
     result.findingsPid = findingsPid(trace);
     const auto compression =
@@ -324,15 +328,9 @@ bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResu
         const int64_t base = trace.metadata().baseTimeNs.value_or(0);
         const Addition add = findingsEvents(trace, analysis, result.findingsPid, base);
         AtomicFile file;
-        if (!file.open(out, compression)) {
-            error = file.error();
-            return false;
-        }
+        if (!file.open(out, compression)) return failed(file);
         const Copy c = spliceSource(trace, add, file);
-        if (c == Copy::WriteFailed || (c == Copy::Ok && !file.commit())) {
-            error = file.error();
-            return false;
-        }
+        if (c == Copy::WriteFailed || (c == Copy::Ok && !file.commit())) return failed(file);
         result.copiedSource = c == Copy::Ok;
         result.addedEvents = add.events;
         result.skippedRanges = add.skipped;
@@ -342,15 +340,13 @@ bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResu
     if (!result.copiedSource) { // the temporary file of a failed splice is gone by now
         const Addition add = findingsEvents(trace, analysis, result.findingsPid, 0);
         AtomicFile file;
-        if (!file.open(out, compression) || !writeFromModel(trace, add, file) || !file.commit()) {
-            error = file.error();
-            return false;
-        }
+        if (!file.open(out, compression) || !writeFromModel(trace, add, file) || !file.commit())
+            return failed(file);
         result.addedEvents = add.events;
         result.skippedRanges = add.skipped;
     }
     if (outcome) *outcome = std::move(result);
-    return true;
+    return {};
 }
 
 } // namespace stallscope::reports

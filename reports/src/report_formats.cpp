@@ -23,36 +23,33 @@ bool endsWith(std::string_view s, std::string_view suffix) {
 
 namespace {
 
-bool writeHtml(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
-               const ReportOptions& options, std::string& error) {
-    return writeFileAtomically(out, renderHtml(buildReport(inputs, options)), error);
+base::Status writeHtml(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                       const ReportOptions& options) {
+    return writeFileAtomically(out, renderHtml(buildReport(inputs, options)));
 }
-bool compareHtml(const ReportInput& before, const ReportInput& after,
-                 const std::filesystem::path& out, const ReportOptions& options,
-                 std::string& error) {
-    return writeFileAtomically(out, renderHtml(buildComparison(before, after, options)), error);
+base::Status compareHtml(const ReportInput& before, const ReportInput& after,
+                         const std::filesystem::path& out, const ReportOptions& options) {
+    return writeFileAtomically(out, renderHtml(buildComparison(before, after, options)));
 }
-bool writeMarkdown(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
-                   const ReportOptions& options, std::string& error) {
-    return writeFileAtomically(out, renderMarkdown(buildReport(inputs, options)), error);
+base::Status writeMarkdown(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                           const ReportOptions& options) {
+    return writeFileAtomically(out, renderMarkdown(buildReport(inputs, options)));
 }
-bool compareMarkdown(const ReportInput& before, const ReportInput& after,
-                     const std::filesystem::path& out, const ReportOptions& options,
-                     std::string& error) {
-    return writeFileAtomically(out, renderMarkdown(buildComparison(before, after, options)), error);
+base::Status compareMarkdown(const ReportInput& before, const ReportInput& after,
+                             const std::filesystem::path& out, const ReportOptions& options) {
+    return writeFileAtomically(out, renderMarkdown(buildComparison(before, after, options)));
 }
-bool writeJson(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
-               const ReportOptions&, std::string& error) {
-    return writeFileAtomically(out, renderJson(inputs), error);
+base::Status writeJson(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                       const ReportOptions&) {
+    return writeFileAtomically(out, renderJson(inputs));
 }
-bool writeTrace(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
-                const ReportOptions&, std::string& error) {
-    if (inputs.size() != 1) {
-        error = "an annotated trace is written per trace file; this input holds " +
-                std::to_string(inputs.size()) + " traces (pass one of its files)";
-        return false;
-    }
-    return writeAnnotatedTrace(*inputs.front().trace, *inputs.front().analysis, out, error);
+base::Status writeTrace(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                        const ReportOptions&) {
+    if (inputs.size() != 1)
+        return base::Error{base::ErrorKind::InvalidArgument,
+                           "an annotated trace is written per trace file; this input holds " +
+                               std::to_string(inputs.size()) + " traces (pass one of its files)"};
+    return writeAnnotatedTrace(*inputs.front().trace, *inputs.front().analysis, out);
 }
 
 std::vector<ReportFormatInfo>& table() {
@@ -139,32 +136,27 @@ std::string renderJson(const std::vector<ReportInput>& inputs) {
     return w.str() + "\n";
 }
 
-bool writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::path& out, ReportFormat format,
-                 const ReportOptions& options, std::string& error) {
-    if (inputs.empty()) {
-        error = "nothing to report";
-        return false;
-    }
+base::Status writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                         ReportFormat format, const ReportOptions& options) {
+    if (inputs.empty()) return base::Error{base::ErrorKind::InvalidArgument, "nothing to report"};
     const ReportFormatInfo& f = reportFormatInfo(format);
-    if (!f.write) {
-        error = std::string(f.unavailable);
-        return false;
-    }
-    return f.write(inputs, out, options, error);
+    if (!f.write) return base::Error{base::ErrorKind::Unsupported, std::string(f.unavailable)};
+    return f.write(inputs, out, options);
 }
 
-bool writeComparison(const ReportInput& before, const ReportInput& after, const std::filesystem::path& out,
-                     ReportFormat format, const ReportOptions& options, std::string& error) {
+base::Status writeComparison(const ReportInput& before, const ReportInput& after,
+                             const std::filesystem::path& out, ReportFormat format,
+                             const ReportOptions& options) {
     const ReportFormatInfo& f = reportFormatInfo(format);
     if (!f.compare) {
         std::string names;
         for (const ReportFormatInfo& g : table())
             if (g.compare) names += (names.empty() ? "" : ", ") + std::string(g.names.front());
-        error = "a comparison is written as " +
-                (names.empty() ? std::string("nothing in this build") : names);
-        return false;
+        return base::Error{base::ErrorKind::Unsupported,
+                           "a comparison is written as " +
+                               (names.empty() ? std::string("nothing in this build") : names)};
     }
-    return f.compare(before, after, out, options, error);
+    return f.compare(before, after, out, options);
 }
 
 } // namespace stallscope::reports

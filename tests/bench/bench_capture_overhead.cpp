@@ -43,9 +43,8 @@ Run once(const std::string& demo, int steps, bool record, bool nullSink) {
                      ("stallscope-overhead-" + std::to_string(getpid()) + ".json");
     capture::CaptureSession session(log);
     NullSink null;
-    std::string error;
-    if (!session.open(error)) {
-        std::fprintf(stderr, "cannot open a session: %s\n", error.c_str());
+    if (const base::Status opened = session.open(); !opened) {
+        std::fprintf(stderr, "cannot open a session: %s\n", opened.error().message.c_str());
         std::exit(1);
     }
     torchrec::DemoOptions o;
@@ -58,7 +57,7 @@ Run once(const std::string& demo, int steps, bool record, bool nullSink) {
         std::fprintf(stderr, "%s: %s\n", demo.c_str(), r.error.c_str());
         std::exit(1);
     }
-    session.finish(log, error);  // included: what the recorder does after the program ends
+    (void)session.finish(log); // included: what the recorder does after the program ends
     std::filesystem::remove(log);
     return {r.seconds / r.steps, double(r.records) / r.steps};
 }

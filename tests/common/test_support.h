@@ -1,5 +1,7 @@
 #pragma once
 // Shared helpers for the QtTest suites.
+#include "stallscope/base/result.h"
+
 #include <QTest>
 
 #include <cstdlib>
@@ -24,6 +26,21 @@ inline void writeFile(const std::filesystem::path& p, const std::string& bytes) 
 inline std::string readFile(const std::filesystem::path& p) {
     std::ifstream f(p, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+/// A Status as a bool, its message in `error` on failure (the tests check the message).
+inline bool okOr(const base::Status& status, std::string& error) {
+    if (!status) error = status.error().message;
+    return status.ok();
+}
+
+/// A Result's value, or T{} with its message in `error`.
+template <class T> T valueOr(base::Result<T> result, std::string& error) {
+    if (!result) {
+        error = result.error().message;
+        return T{};
+    }
+    return std::move(result.value());
 }
 
 } // namespace stallscope::test

@@ -137,9 +137,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     addOwnFindings(orig, a);
 
     const fs::path out = dir / (mode == 1 || mode == 2 ? "annotated.json.gz" : "annotated.json");
-    std::string error;
     reports::AnnotatedTraceOutcome o;
-    STALLSCOPE_FUZZ_CHECK(reports::writeAnnotatedTrace(orig, a, out, error, &o), "the write failed: " + error);
+    const base::Status written = reports::writeAnnotatedTrace(orig, a, out, &o);
+    STALLSCOPE_FUZZ_CHECK(written.ok(),
+                          "the write failed: " +
+                              (written.ok() ? std::string() : written.error().message));
     // From memory the model is written; from a file the text is copied unless the writer says
     // why not (e.g. the text after the event array was cut short).
     STALLSCOPE_FUZZ_CHECK(!(mode == 3 && o.copiedSource), "a trace from memory was copied from a file");

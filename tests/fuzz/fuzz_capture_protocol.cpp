@@ -92,8 +92,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::error_code ec;
     std::filesystem::remove(output, ec);
     auto session = std::make_unique<CaptureSession>(dir / "capture.events.json");
-    std::string error;
-    if (!session->open(error)) fuzz::fail(kTarget, "the session does not open: " + error);
+    if (const base::Status opened = session->open(); !opened)
+        fuzz::fail(kTarget, "the session does not open: " + opened.error().message);
+    std::string error; // the stream readers' messages
 
     std::vector<std::unique_ptr<Stream>> streams;
     const size_t chunk = 1 + (hash >> 8) % 61;
@@ -139,8 +140,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                           "the snapshot holds " + std::to_string(snap->slices().size() + snap->instants().size()) +
                               " events of " + std::to_string(st.records) + " records");
 
-    const auto final = session->finish(output, error);
-    STALLSCOPE_FUZZ_CHECK(final != nullptr, "finish failed: " + error);
+    const auto finished = session->finish(output);
+    STALLSCOPE_FUZZ_CHECK(finished.ok() && finished.value(),
+                          "finish failed: " +
+                              (finished.ok() ? std::string("no trace") : finished.error().message));
+    const auto& final = finished.value();
     fuzz::checkModel(kTarget, *final);
     fuzz::readBackEvents(kTarget, *final, 16);
     auto again = importers::importFile(output);

@@ -113,9 +113,8 @@ int runDemoRecording(const std::string& name, const std::filesystem::path& outpu
         return 1;
     }
     capture::CaptureSession session(output);
-    std::string error;
-    if (!session.open(error)) {
-        err << "record --demo: " << error << "\n";
+    if (const base::Status opened = session.open(); !opened) {
+        err << "record --demo: " << opened.error().message << "\n";
         return 1;
     }
     out << "recording demo " << name << " (" << TorchRecorder::libtorchDescription() << ")\n";
@@ -124,11 +123,13 @@ int runDemoRecording(const std::string& name, const std::filesystem::path& outpu
         err << "record --demo " << name << ": " << r.error << "\n";
         return 1;
     }
-    const auto trace = session.finish(output, error);
-    if (!trace) {
-        err << "record --demo: could not write " << output.string() << ": " << error << "\n";
+    const auto finished = session.finish(output);
+    if (!finished) {
+        err << "record --demo: could not write " << output.string() << ": "
+            << finished.error().message << "\n";
         return 1;
     }
+    const auto& trace = finished.value();
     printResult(r, name, out);
     out << "wrote " << output.string() << "\n";
     return 0;

@@ -3,6 +3,7 @@
 // processes exit, crash, are stopped, see the environment; --delay/--duration become
 // Control START/STOP; snapshots are taken while batches stream in.
 #include "capture_test_util.h"
+#include "test_support.h"
 
 #include "stallscope/capture/fake_source.h"
 #include "stallscope/capture/recorder.h"
@@ -48,9 +49,9 @@ class TestCaptureRecording : public QObject {
         RecordOptions ro;
         ro.output = path(out);
         std::string error;
-        if (!rec.start(ro, error)) return qWarning("%s", error.c_str()), nullptr;
+        if (!test::okOr(rec.start(ro), error)) return qWarning("%s", error.c_str()), nullptr;
         r = FakeSource(o).playTo(rec.socketPath().string());
-        auto trace = rec.finish(error, std::chrono::seconds(20));
+        auto trace = test::valueOr(rec.finish(std::chrono::seconds(20)), error);
         st = rec.status();
         if (!trace) qWarning("%s", error.c_str());
         return trace;
@@ -122,8 +123,8 @@ private Q_SLOTS:
         ro.command = {"/bin/sh", "-c", "exit 3"};
         ro.output = path("exit3.json");
         std::string error;
-        QVERIFY2(rec.start(ro, error), error.c_str());
-        auto trace = rec.finish(error, std::chrono::seconds(20));
+        QVERIFY2(test::okOr(rec.start(ro), error), error.c_str());
+        auto trace = test::valueOr(rec.finish(std::chrono::seconds(20)), error);
         QVERIFY2(trace, error.c_str());
         const RecordStatus st = rec.status();
         QCOMPARE(st.exitCode, 3);
@@ -148,8 +149,8 @@ private Q_SLOTS:
         ro.command = {"/bin/sh", "-c", "kill -SEGV $$"};
         ro.output = path("segv.json");
         std::string error;
-        QVERIFY(rec.start(ro, error));
-        QVERIFY(rec.finish(error, std::chrono::seconds(20)));
+        QVERIFY(test::okOr(rec.start(ro), error));
+        QVERIFY(test::valueOr(rec.finish(std::chrono::seconds(20)), error));
         QCOMPARE(rec.status().exitCode, 128 + 11);
         QVERIFY2(rec.status().exitDescription.find("killed by SIGSEGV") == 0, rec.status().exitDescription.c_str());
     }
@@ -160,13 +161,13 @@ private Q_SLOTS:
         ro.command = {"sleep", "30"};
         ro.output = path("stopped.json");
         std::string error;
-        QVERIFY(rec.start(ro, error));
+        QVERIFY(test::okOr(rec.start(ro), error));
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         QVERIFY(rec.status().running);
         QVERIFY(rec.status().recording);
         const auto t0 = Clock::now();
         rec.stop();
-        QVERIFY(rec.finish(error, std::chrono::seconds(20)));
+        QVERIFY(test::valueOr(rec.finish(std::chrono::seconds(20)), error));
         QVERIFY(Clock::now() - t0 < std::chrono::seconds(5));
         QCOMPARE(rec.status().exitDescription, std::string("killed by SIGINT"));
         QCOMPARE(rec.status().exitCode, 130);
@@ -180,8 +181,8 @@ private Q_SLOTS:
         ro.workingDirectory = "/";
         ro.output = path("env.json");
         std::string error;
-        QVERIFY(rec.start(ro, error));
-        QVERIFY(rec.finish(error, std::chrono::seconds(20)));
+        QVERIFY(test::okOr(rec.start(ro), error));
+        QVERIFY(test::valueOr(rec.finish(std::chrono::seconds(20)), error));
         QCOMPARE(rec.status().exitCode, 0);
     }
 
@@ -191,18 +192,18 @@ private Q_SLOTS:
         ro.command = {"stallscope-no-such-program-here"};
         ro.output = path("missing.json");
         std::string error;
-        QVERIFY(!rec.start(ro, error));
+        QVERIFY(!test::okOr(rec.start(ro), error));
         QVERIFY2(error.find("cannot start 'stallscope-no-such-program-here'") == 0, error.c_str());
         QVERIFY(!std::filesystem::exists(path("missing.json.partial.json")));
         ro.command = {"true"};
         ro.output = path("no/such/dir/x.json");
-        QVERIFY(!Recording().start(ro, error));
+        QVERIFY(!test::okOr(Recording().start(ro), error));
         QVERIFY2(error.find("cannot create") != std::string::npos, error.c_str());
         ro.output = path("readonly.json");
         QVERIFY(QFile(m_dir.filePath("readonly.json")).open(QIODevice::WriteOnly));
         std::filesystem::permissions(ro.output, std::filesystem::perms::owner_read);
         if (::access(ro.output.c_str(), W_OK) == 0) return;  // root writes anyway
-        QVERIFY(!Recording().start(ro, error));
+        QVERIFY(!test::okOr(Recording().start(ro), error));
         QVERIFY2(error.find("read-only") != std::string::npos, error.c_str());
     }
 
@@ -213,7 +214,7 @@ private Q_SLOTS:
         ro.delaySeconds = 0.3;
         ro.durationSeconds = 0.5;
         std::string error;
-        QVERIFY(rec.start(ro, error));
+        QVERIFY(test::okOr(rec.start(ro), error));
         FakeSourceOptions o;
         o.steps = 1000;
         o.realTime = true;
@@ -225,7 +226,7 @@ private Q_SLOTS:
         QVERIFY2(r.ok, r.error.c_str());
         QVERIFY2(played > 0.7 && played < 5, qPrintable(QString::number(played)));
         QVERIFY(r.steps > 5 && r.steps < 1000);
-        auto trace = rec.finish(error, std::chrono::seconds(20));
+        auto trace = test::valueOr(rec.finish(std::chrono::seconds(20)), error);
         QVERIFY(trace);
         QCOMPARE(rec.status().session.records, r.recordsSent);
         QVERIFY(rec.status().elapsedSeconds >= 0.75);
@@ -236,7 +237,7 @@ private Q_SLOTS:
         RecordOptions ro;
         ro.output = path("live.json.gz");
         std::string error;
-        QVERIFY(rec.start(ro, error));
+        QVERIFY(test::okOr(rec.start(ro), error));
         std::vector<std::thread> sources;
         std::vector<FakeSourceResult> results(2);
         for (int i = 0; i < 2; ++i)
@@ -256,7 +257,7 @@ private Q_SLOTS:
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
         for (auto& th : sources) th.join();
-        auto trace = rec.finish(error, std::chrono::seconds(20));
+        auto trace = test::valueOr(rec.finish(std::chrono::seconds(20)), error);
         QVERIFY2(trace, error.c_str());
         QVERIFY(snapshots > 10);
         QCOMPARE(trace->slices().size(), size_t(results[0].recordsSent + results[1].recordsSent));

@@ -3,6 +3,7 @@
 // readable; string tables, sequence gaps, drops, bad string ids, renumbered correlations,
 // hostile names, a log left by a crash, and snapshots taken while sources stream.
 #include "capture_test_util.h"
+#include "test_support.h"
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/capture/fake_source.h"
@@ -71,7 +72,7 @@ private Q_SLOTS:
     void fakeLoopReimportsEqual() {
         CaptureSession s(path("loop.json"));
         std::string error;
-        QVERIFY2(s.open(error), error.c_str());
+        QVERIFY2(test::okOr(s.open(), error), error.c_str());
         FakeSourceOptions o;
         o.steps = 3;
         o.recordsPerBatch = 37;  // batches cut across steps
@@ -84,7 +85,7 @@ private Q_SLOTS:
         QCOMPARE(st.batches, r.batchesSent);
         QCOMPARE(st.badMessages, uint64_t(0));
         QCOMPARE(st.gpuActivities, r.kernels + r.copies);
-        auto trace = s.finish(path("loop.json"), error);  // in place
+        auto trace = test::valueOr(s.finish(path("loop.json")), error); // in place
         QVERIFY2(trace, error.c_str());
         auto again = importOk(path("loop.json"));
         QVERIFY(again);
@@ -98,18 +99,18 @@ private Q_SLOTS:
         QCOMPARE(again->metadata().devices[0].numSms, 108);
         QVERIFY(again->metadata().baseTimeNs.has_value());
         // Finishing twice returns the same trace; later envelopes are refused.
-        QCOMPARE(s.finish(path("loop.json"), error).get(), trace.get());
+        QCOMPARE(test::valueOr(s.finish(path("loop.json")), error).get(), trace.get());
         QVERIFY(!s.receive(0, batch(99, {"late"}, {1})));
     }
 
     void analysisReadsItLikeTorchProfiler() {
         CaptureSession s(path("analysis.json.partial"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         FakeSourceOptions o;
         o.steps = 5;
         QVERIFY(FakeSource(o).play(s).ok);
-        auto trace = s.finish(path("analysis.json"), error);  // renamed
+        auto trace = test::valueOr(s.finish(path("analysis.json")), error); // renamed
         QVERIFY2(trace, error.c_str());
         QVERIFY(!std::filesystem::exists(path("analysis.json.partial")));
         const size_t kernel = firstOfKind(*trace, model::EventKind::Kernel);  // args through the renamed file
@@ -131,12 +132,13 @@ private Q_SLOTS:
     void argsAreKinetos() {
         CaptureSession s(path("args.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         FakeSourceOptions o;
         o.steps = 1;
         QVERIFY(FakeSource(o).play(s).ok);
         for (int pass = 0; pass < 2; ++pass) {  // the snapshot (log) and the final trace (output)
-            auto t = pass == 0 ? s.snapshot() : s.finish(path("args.json.gz"), error);
+            auto t =
+                pass == 0 ? s.snapshot() : test::valueOr(s.finish(path("args.json.gz")), error);
             QVERIFY2(t, error.c_str());
             const size_t conv = firstOfKind(*t, model::EventKind::Kernel, "sm80_xmma_fprop");
             QVERIFY(conv != SIZE_MAX);
@@ -170,7 +172,7 @@ private Q_SLOTS:
     void stringTablesAndBadIds() {
         CaptureSession s(path("strings.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         QVERIFY(s.receive(0, batch(0, {"", "aten::add"}, {1})));
         QVERIFY(s.receive(0, batch(1, {"aten::mul"}, {2, 1, 7, 2})));  // 7 was never sent
         QVERIFY(s.receive(0, batch(2, {}, {1})));
@@ -179,7 +181,7 @@ private Q_SLOTS:
         QCOMPARE(st.badMessages, uint64_t(1));
         QVERIFY(!st.problems.empty());
         QVERIFY2(st.problems[0].find("string 7 of 3") != std::string::npos, st.problems[0].c_str());
-        auto t = s.finish(path("strings.json"), error);
+        auto t = test::valueOr(s.finish(path("strings.json")), error);
         QVERIFY(t);
         std::vector<std::string> names;
         for (auto id : t->slices().name) names.emplace_back(t->str(id));
@@ -191,7 +193,7 @@ private Q_SLOTS:
     void gapsDropsAndTheStatsObject() {
         CaptureSession s(path("gaps.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         FakeSourceOptions o;
         o.steps = 3;
         o.recordsPerBatch = 50;
@@ -205,7 +207,7 @@ private Q_SLOTS:
         QCOMPARE(st.droppedBySources, 3 * r.batchesSent);
         QCOMPARE(st.badMessages, uint64_t(1));
         QCOMPARE(st.records, r.recordsSent);
-        auto t = s.finish(path("gaps.json"), error);
+        auto t = test::valueOr(s.finish(path("gaps.json")), error);
         QVERIFY(t);
         std::string stats;
         const auto again = importOk(path("gaps.json"));
@@ -221,7 +223,7 @@ private Q_SLOTS:
     void correlationsOfTwoProcessesStayApart() {
         CaptureSession s(path("two.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         const uint32_t a = s.addSource(), b = s.addSource();
         for (auto [src, pid, dev] : {std::tuple{a, 1000, 0}, std::tuple{b, 2000, 1}}) {
             FakeSourceOptions o;
@@ -229,7 +231,7 @@ private Q_SLOTS:
             SourceSink sink(s, src);
             QVERIFY(FakeSource(o).play(sink).ok);
         }
-        auto t = s.finish(path("two.json"), error);
+        auto t = test::valueOr(s.finish(path("two.json")), error);
         QVERIFY(t);
         size_t checked = 0;
         for (size_t i = 0; i < t->slices().size(); ++i) {
@@ -249,7 +251,7 @@ private Q_SLOTS:
     void hostileNamesStayText() {
         CaptureSession s(path("names.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         const std::string evil = std::string("a\"b\\c\nd\te\x01 \xff\xfe end ") + "\xe2\x82\xac";
         pb::Envelope e = batch(0, {"", evil, "ok"}, {1, 2});
         pb::Envelope t;
@@ -258,7 +260,7 @@ private Q_SLOTS:
         t.mutable_thread_name()->set_name("worker \"1\"");
         QVERIFY(s.receive(0, t));
         QVERIFY(s.receive(0, e));
-        auto trace = s.finish(path("names.json"), error);
+        auto trace = test::valueOr(s.finish(path("names.json")), error);
         QVERIFY(trace);
         auto again = importOk(path("names.json"));
         QVERIFY(again);
@@ -273,7 +275,7 @@ private Q_SLOTS:
     void crashLeavesAReadableLog() {
         auto s = std::make_unique<CaptureSession>(path("crash.json"));
         std::string error;
-        QVERIFY(s->open(error));
+        QVERIFY(s->open());
         FakeSourceOptions o;
         o.steps = 2;
         const FakeSourceResult r = FakeSource(o).play(*s);
@@ -291,7 +293,7 @@ private Q_SLOTS:
     void snapshotsWhileSourcesStream() {
         CaptureSession s(path("live.json"));
         std::string error;
-        QVERIFY(s.open(error));
+        QVERIFY(test::okOr(s.open(), error));
         std::atomic<int> running{3};
         std::vector<std::thread> sources;
         std::vector<FakeSourceResult> results(3);
@@ -321,7 +323,7 @@ private Q_SLOTS:
         }
         QVERIFY(snapshots > 3);
         QCOMPARE(s.stats().records, sent);
-        auto t = s.finish(path("live.json"), error);
+        auto t = test::valueOr(s.finish(path("live.json")), error);
         QVERIFY(t);
         QCOMPARE(t->slices().size(), size_t(sent));
         QCOMPARE(s.stats().sources, uint64_t(3));

@@ -4,6 +4,7 @@
 // external id of the operator, synchronisation, NVTX ranges and the device's properties.
 #include "capture_test_util.h"
 #include "stallscope_cupti_convert.h"
+#include "test_support.h"
 
 #include "stallscope/importers/importer.h"
 
@@ -136,7 +137,7 @@ private Q_SLOTS:
         Step().convert(conv);
         CaptureSession s(path());
         std::string error;
-        QVERIFY2(s.open(error), error.c_str());
+        QVERIFY2(test::okOr(s.open(), error), error.c_str());
         const uint32_t src = s.addSource();
         pb::Envelope hello;
         hello.mutable_hello()->set_protocol_version(kProtocolVersion);
@@ -156,7 +157,7 @@ private Q_SLOTS:
             QVERIFY(s.receive(src, e));
         }
         m_stats = s.stats();
-        m_trace = s.finish(path(), error);
+        m_trace = test::valueOr(s.finish(path()), error);
         QVERIFY2(m_trace, error.c_str());
     }
     void everyRecordArrived() {

@@ -300,7 +300,8 @@ private Q_SLOTS:
         const auto out = dir / "recorded.json";
         capture::CaptureSession session(out);
         std::string error;
-        QVERIFY2(session.open(error), error.c_str());
+        const base::Status opened = session.open();
+        QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
         TorchRecorder rec;
         QVERIFY2(rec.start(session, error), error.c_str());
         for (int i = 0; i < 2; ++i) {
@@ -308,7 +309,8 @@ private Q_SLOTS:
             torchrec::runSampleOperators();
         }
         rec.stop();
-        QVERIFY2(session.finish(out, error), error.c_str());
+        const auto finished = session.finish(out);
+        QVERIFY2(finished && finished.value(), finished ? "" : finished.error().message.c_str());
         auto imported = importers::importFile(out);
         QVERIFY2(imported.ok(), imported.ok() ? "" : imported.error().message.c_str());
         const model::Trace& t = **imported;

@@ -171,7 +171,7 @@ Annotated annotate(const fs::path& in, const fs::path& out) {
     if (!r.orig) return r;
     r.analysis = analysis::analyze(*r.orig);
     std::string error;
-    if (!reports::writeAnnotatedTrace(*r.orig, r.analysis, out, error, &r.outcome)) {
+    if (!test::okOr(reports::writeAnnotatedTrace(*r.orig, r.analysis, out, &r.outcome), error)) {
         qWarning("%s: %s", out.c_str(), error.c_str());
         return r;
     }
@@ -263,7 +263,7 @@ void TestAnnotatedTrace::splicesIntoTheOriginalText() {
     // Deterministic: the same export twice gives the same bytes.
     std::string error;
     const fs::path again = dir.filePath("again.json").toStdString();
-    QVERIFY(reports::writeAnnotatedTrace(*r.orig, r.analysis, again, error));
+    QVERIFY(test::okOr(reports::writeAnnotatedTrace(*r.orig, r.analysis, again), error));
     QCOMPARE(test::readFile(again), written);
 }
 
@@ -341,7 +341,8 @@ void TestAnnotatedTrace::hostileTextStaysInsideStrings() {
     const fs::path out = dir.filePath("model.json").toStdString();
     std::string error;
     AnnotatedTraceOutcome o;
-    QVERIFY2(reports::writeAnnotatedTrace(*mem.value(), a, out, error, &o), error.c_str());
+    QVERIFY2(test::okOr(reports::writeAnnotatedTrace(*mem.value(), a, out, &o), error),
+             error.c_str());
     QVERIFY(!o.copiedSource);
     const TracePtr back = load(out);
     QVERIFY(back);
@@ -436,7 +437,7 @@ void TestAnnotatedTrace::writtenFromTheModelWhenNoSourceCanBeCopied() {
         const fs::path out = dir.filePath(QString("out%1.json").arg(i++)).toStdString();
         std::string error;
         AnnotatedTraceOutcome o;
-        QVERIFY2(reports::writeAnnotatedTrace(*t, a, out, error, &o), error.c_str());
+        QVERIFY2(test::okOr(reports::writeAnnotatedTrace(*t, a, out, &o), error), error.c_str());
         QVERIFY(!o.copiedSource && !o.fromModelReason.empty());
         const TracePtr back = load(out);
         QVERIFY(back);
@@ -490,15 +491,16 @@ void TestAnnotatedTrace::failedWritesLeaveTheTargetAlone() {
     const auto a = analysis::analyze(*t);
     std::string error;
     // A folder that does not exist.
-    QVERIFY(!reports::writeAnnotatedTrace(*t, a, dir.filePath("missing/out.json").toStdString(),
-                                          error));
+    QVERIFY(!test::okOr(
+        reports::writeAnnotatedTrace(*t, a, dir.filePath("missing/out.json").toStdString()),
+        error));
     QVERIFY2(error.find("no such folder") != std::string::npos, error.c_str());
     // A target that is a folder: the rename fails, the folder stays, no temporary file is left.
     const fs::path folder = dir.filePath("taken.json").toStdString();
     fs::create_directory(folder);
     test::writeFile(folder / "keep", "x");
     error.clear();
-    QVERIFY(!reports::writeAnnotatedTrace(*t, a, folder, error));
+    QVERIFY(!test::okOr(reports::writeAnnotatedTrace(*t, a, folder), error));
     QVERIFY(!error.empty());
     QVERIFY(fs::is_directory(folder) && test::readFile(folder / "keep") == "x");
     size_t files = 0;
@@ -516,7 +518,7 @@ void TestAnnotatedTrace::readOnlyTargetIsRefused() {
     const TracePtr t = load(in);
     QVERIFY(t);
     std::string error;
-    const bool ok = reports::writeAnnotatedTrace(*t, analysis::analyze(*t), out, error);
+    const bool ok = test::okOr(reports::writeAnnotatedTrace(*t, analysis::analyze(*t), out), error);
     QVERIFY(!ok);
     QVERIFY2(error.find("read-only") != std::string::npos, error.c_str());
     QCOMPARE(test::readFile(out), std::string("old bytes"));

@@ -270,7 +270,8 @@ private Q_SLOTS:
         for (const char* name : {"r.html", "r.md", "r.json"}) {
             ReportFormat f;
             QVERIFY(formatFromPath(dir.filePath(name).toStdString(), f));
-            QVERIFY2(writeReport({in}, dir.filePath(name).toStdString(), f, {}, error), error.c_str());
+            QVERIFY2(test::okOr(writeReport({in}, dir.filePath(name).toStdString(), f, {}), error),
+                     error.c_str());
             QVERIFY(QFileInfo(dir.filePath(name)).size() > 100);
         }
         ReportFormat f;
@@ -291,22 +292,35 @@ private Q_SLOTS:
             QVERIFY(!info.dialogFilter.empty());
         }
         // PDF without the Qt part (nothing registered in this Qt-free test): a clear error.
-        QVERIFY(
-            !writeReport({in}, dir.filePath("r.pdf").toStdString(), ReportFormat::Pdf, {}, error));
+        QVERIFY(!test::okOr(
+            writeReport({in}, dir.filePath("r.pdf").toStdString(), ReportFormat::Pdf, {}), error));
         QVERIFY(error.find("Qt") != std::string::npos);
-        QVERIFY(!writeComparison(in, in, dir.filePath("c.json").toStdString(), ReportFormat::Json,
-                                 {}, error));
+        QCOMPARE(int(writeReport({in}, dir.filePath("r.pdf").toStdString(), ReportFormat::Pdf, {})
+                         .error()
+                         .kind),
+                 int(base::ErrorKind::Unsupported));
+        QCOMPARE(int(writeReport({}, dir.filePath("r.html").toStdString(), ReportFormat::Html, {})
+                         .error()
+                         .kind),
+                 int(base::ErrorKind::InvalidArgument));
+        QVERIFY(!test::okOr(
+            writeComparison(in, in, dir.filePath("c.json").toStdString(), ReportFormat::Json, {}),
+            error));
         QVERIFY2(error.find("html") != std::string::npos, error.c_str());
         // A read-only target is refused and left as it was; no temporary file is left behind.
         const std::string target = dir.filePath("keep.html").toStdString();
         test::writeFile(target, "old report");
         ::chmod(target.c_str(), 0444);
-        QVERIFY(!writeReport({in}, target, ReportFormat::Html, {}, error));
+        QVERIFY(!test::okOr(writeReport({in}, target, ReportFormat::Html, {}), error));
         QVERIFY(error.find("read-only") != std::string::npos);
+        QCOMPARE(int(writeReport({in}, target, ReportFormat::Html, {}).error().kind),
+                 int(base::ErrorKind::Unwritable));
         QCOMPARE(test::readFile(target), std::string("old report"));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Hidden | QDir::Files).filter(".tmp").size(), 0);
         // A missing folder is a clear error.
-        QVERIFY(!writeReport({in}, dir.filePath("no/such/dir/r.html").toStdString(), ReportFormat::Html, {}, error));
+        QVERIFY(!test::okOr(writeReport({in}, dir.filePath("no/such/dir/r.html").toStdString(),
+                                        ReportFormat::Html, {}),
+                            error));
         QVERIFY(error.find("no such folder") != std::string::npos);
     }
 

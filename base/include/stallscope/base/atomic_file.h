@@ -3,6 +3,8 @@
 // flushed, synced and renamed over the target only on commit(). A failed or abandoned
 // export therefore never leaves a half-written file in place of a good one. A target that
 // exists and is read-only is refused (the rename would otherwise replace it).
+#include "stallscope/base/result.h"
+
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -45,5 +47,9 @@ private:
 /// The whole of `bytes` written atomically to `target`; false with `error` set on failure.
 bool writeFileAtomically(const std::filesystem::path& target, std::string_view bytes, std::string& error,
                          AtomicFile::Compression compression = AtomicFile::Compression::None);
+
+/// The same as a Status (ErrorKind::Unwritable on failure).
+Status writeFileAtomically(const std::filesystem::path& target, std::string_view bytes,
+                           AtomicFile::Compression compression = AtomicFile::Compression::None);
 
 } // namespace stallscope::base

@@ -5,6 +5,7 @@
 // connection into a CaptureSession on a thread of its own. A target without CUDA (or a
 // machine without a driver) simply never connects: the recording then has no GPU rows
 // and the status says why.
+#include "stallscope/base/result.h"
 #include "stallscope/capture/session.h"
 
 #include <chrono>
@@ -56,9 +57,9 @@ public:
     Recording();
     ~Recording();  // stops and reaps the target if still running
 
-    /// Prepares the output, listens, starts the command. False with `error` when any of it
-    /// fails (nothing is left running).
-    bool start(const RecordOptions& options, std::string& error);
+    /// Prepares the output, listens, starts the command; an error (StartFailed) when any of
+    /// it fails (nothing is left running).
+    base::Status start(const RecordOptions& options);
     /// The Unix socket sources connect to (what the target gets in kSocketEnv).
     [[nodiscard]] std::filesystem::path socketPath() const;
     /// The trace so far (for the live timeline).
@@ -69,11 +70,14 @@ public:
     void stop();
     /// Waits for the target to end (after `timeout` it is stopped), collects the last
     /// batches (connections still open 3 s after the target ended are cut), writes
-    /// options.output and returns the trace; null with `error` when it could not be written.
-    std::shared_ptr<const model::Trace> finish(std::string& error,
-                                               std::chrono::milliseconds timeout = std::chrono::minutes(60));
+    /// options.output and returns the trace; an error (Unwritable) when it could not be written.
+    base::Result<std::shared_ptr<const model::Trace>>
+    finish(std::chrono::milliseconds timeout = std::chrono::minutes(60));
 
 private:
+    bool startOrExplain(const RecordOptions& options, std::string& error);
+    std::shared_ptr<const model::Trace> finishOrExplain(std::string& error,
+                                                        std::chrono::milliseconds timeout);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

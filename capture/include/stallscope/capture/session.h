@@ -13,6 +13,8 @@
 
 #include "stallscope/model/trace.h"
 
+#include "stallscope/base/result.h"
+
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -37,7 +39,8 @@ public:
     explicit CaptureSession(std::filesystem::path eventLog);
     ~CaptureSession() override;
 
-    bool open(std::string& error);
+    /// Creates the event log; an error (Unwritable) when it cannot be.
+    base::Status open();
     /// A new source connected (its own string table and sequence numbers). Source 0 exists
     /// from the start: the in-process one that send() feeds.
     uint32_t addSource();
@@ -55,12 +58,15 @@ public:
     [[nodiscard]] SessionStats stats() const;
 
     /// Closes the JSON (metadata: deviceProperties, trace name, recorder stats) and writes
-    /// `output` (.json or .json.gz, atomically); returns the final trace. On failure returns
-    /// null with `error` saying where the events are. Later envelopes are refused.
-    std::shared_ptr<const model::Trace> finish(const std::filesystem::path& output, std::string& error);
+    /// `output` (.json or .json.gz, atomically); returns the final trace, or an error
+    /// (Unwritable) saying where the events are. Later envelopes are refused.
+    base::Result<std::shared_ptr<const model::Trace>> finish(const std::filesystem::path& output);
     [[nodiscard]] const std::filesystem::path& eventLogPath() const;
 
 private:
+    std::shared_ptr<const model::Trace> finishOrExplain(const std::filesystem::path& output,
+                                                        std::string& error);
+
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

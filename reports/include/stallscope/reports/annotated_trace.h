@@ -7,6 +7,7 @@
 // importer records (TraceMetadata::eventsArrayEnd). A trace without a source file to copy
 // (read from memory, or a file that is gone or changed since) is written from the model.
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/base/result.h"
 #include "stallscope/model/trace.h"
 
 #include <cstdint>
@@ -32,10 +33,11 @@ struct AnnotatedTraceOutcome {
 /// Writes the original trace's events plus a "Stallscope findings" process whose tracks
 /// (one per finding with ranges, named by the finding's id, e.g. "data_loading/gpu0")
 /// carry one complete ('X') slice per finding range: name = the finding's title, args =
-/// finding id, severity, saving and fix. gzip when `out` ends in .gz. Returns false with
-/// `error` set; the write is atomic (AtomicFile), so a failure leaves `out` as it was.
-bool writeAnnotatedTrace(const model::Trace& trace, const analysis::AnalysisResult& analysis,
-                         const std::filesystem::path& out, std::string& error,
-                         AnnotatedTraceOutcome* outcome = nullptr);
+/// finding id, severity, saving and fix. gzip when `out` ends in .gz. The write is atomic
+/// (AtomicFile), so a failure (ErrorKind::Unwritable) leaves `out` as it was.
+base::Status writeAnnotatedTrace(const model::Trace& trace,
+                                 const analysis::AnalysisResult& analysis,
+                                 const std::filesystem::path& out,
+                                 AnnotatedTraceOutcome* outcome = nullptr);
 
 } // namespace stallscope::reports

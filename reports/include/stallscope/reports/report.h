@@ -5,6 +5,7 @@
 #include "stallscope/reports/report_document.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/base/result.h"
 #include "stallscope/model/trace.h"
 
 #include <filesystem>
@@ -75,12 +76,12 @@ std::string renderJson(const std::vector<ReportInput>& inputs);
 /// (pdf::registerPdfReports); until then writing PDF says so. A new format is its writer's
 /// file plus one row in report_formats.cpp (and a ReportFormat value).
 struct ReportFormatInfo {
-    using WriteFn = bool (*)(const std::vector<ReportInput>& inputs,
-                             const std::filesystem::path& out, const ReportOptions& options,
-                             std::string& error);
-    using CompareFn = bool (*)(const ReportInput& before, const ReportInput& after,
-                               const std::filesystem::path& out, const ReportOptions& options,
-                               std::string& error);
+    using WriteFn = base::Status (*)(const std::vector<ReportInput>& inputs,
+                                     const std::filesystem::path& out,
+                                     const ReportOptions& options);
+    using CompareFn = base::Status (*)(const ReportInput& before, const ReportInput& after,
+                                       const std::filesystem::path& out,
+                                       const ReportOptions& options);
     ReportFormat format;
     std::vector<std::string_view> names;      // --format NAME: the first is the canonical one
     std::vector<std::string_view> extensions; // lower case, with the dot: the longest match wins
@@ -98,10 +99,11 @@ void registerReportWriters(ReportFormat format, ReportFormatInfo::WriteFn write,
 
 /// Writes the report in `format` atomically through its registered writer (the annotated
 /// trace: one input).
-bool writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::path& out, ReportFormat format,
-                 const ReportOptions& options, std::string& error);
+base::Status writeReport(const std::vector<ReportInput>& inputs, const std::filesystem::path& out,
+                         ReportFormat format, const ReportOptions& options);
 /// A comparison in a format that has one (HTML, Markdown; PDF once app/pdf registered).
-bool writeComparison(const ReportInput& before, const ReportInput& after, const std::filesystem::path& out,
-                     ReportFormat format, const ReportOptions& options, std::string& error);
+base::Status writeComparison(const ReportInput& before, const ReportInput& after,
+                             const std::filesystem::path& out, ReportFormat format,
+                             const ReportOptions& options);
 
 } // namespace stallscope::reports

@@ -3,7 +3,7 @@
 // LibTorch (built without Kineto) does not have.
 //
 //   stallscope::capture::CaptureSession session("run.json");       // or a SocketWriter
-//   session.open(error);
+//   session.open();
 //   stallscope::TorchRecorder recorder;
 //   recorder.start(session, error);
 //   for (int64_t step = 0; step < steps; ++step) {
@@ -12,7 +12,7 @@
 //       ...                                                       // operators are recorded
 //   }
 //   recorder.stop();
-//   session.finish("run.json", error);                            // a Kineto-style trace
+//   session.finish("run.json");                                   // a Kineto-style trace
 //
 // What it records (global at::RecordFunction callbacks): every operator (cpu_op: name,
 // start/end in CLOCK_REALTIME ns, OS thread id, autograd sequence number, input shapes,
