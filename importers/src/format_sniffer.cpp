@@ -1,6 +1,6 @@
 #include "stallscope/importers/format_sniffer.h"
 
-#include "byte_stream.h"
+#include "stallscope/importers/file_formats.h"
 
 #include <fstream>
 #include <system_error>
@@ -9,20 +9,8 @@ namespace stallscope::importers {
 
 InputFormat sniffBytes(std::string_view b) {
     if (b.empty()) return InputFormat::Empty;
-    if (looksGzip(b.data(), b.size())) return InputFormat::Gzip;
-    size_t i = 0;
-    if (b.size() >= 3 && b.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
-    while (i < b.size() && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) ++i;
-    if (i < b.size() && (b[i] == '{' || b[i] == '[')) return InputFormat::ChromeJson;
-    if (i == b.size()) return InputFormat::ChromeJson;  // whitespace only: the JSON reader explains
-    // XSpace: field 1 (planes), wire type 2 -> tag byte 0x0a, then a varint length and an
-    // XPlane whose first field is id (0x08) or name (0x12).
-    if (static_cast<unsigned char>(b[0]) == 0x0a && b.size() > 2) {
-        size_t j = 1;
-        while (j < b.size() && (static_cast<unsigned char>(b[j]) & 0x80)) ++j;
-        ++j;
-        if (j < b.size() && (b[j] == 0x08 || b[j] == 0x12 || b[j] == 0x1a)) return InputFormat::XPlaneProtobuf;
-    }
+    for (const FileFormat& f : fileFormats())
+        if (f.recognise(b)) return f.format;
     return InputFormat::Unknown;
 }
 

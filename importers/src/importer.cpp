@@ -3,7 +3,7 @@
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
 
-#include "stallscope/importers/format_sniffer.h"
+#include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/tensorboard_folder.h"
 
@@ -14,27 +14,6 @@ namespace fs = std::filesystem;
 
 namespace stallscope::importers {
 
-namespace {
-
-Result<std::shared_ptr<const model::Trace>> importChromeFile(const fs::path& path, bool gzip,
-                                                             const ImportOptions& options) {
-    auto file = std::make_unique<FileByteStream>(path.string());
-    if (file->state() == StreamState::IoError)
-        return Error{ErrorKind::Unreadable, file->message(), UINT64_MAX};
-    ChromeInput in;
-    in.path = path.string();
-    if (gzip) {
-        auto gz = std::make_unique<GzipByteStream>(std::move(file), options.keepEventSource);
-        in.gzip = gz.get();
-        in.stream = std::move(gz);
-    } else {
-        in.stream = std::move(file);
-    }
-    return importChromeTrace(std::move(in), options);
-}
-
-} // namespace
-
 Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, const ImportOptions& options) {
     std::string why;
     const InputFormat fmt = sniffPath(path, &why);
@@ -43,14 +22,13 @@ Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, con
     case InputFormat::Directory:
         return Error{ErrorKind::UnknownFormat, path.string() + " is a folder, not a trace file", UINT64_MAX};
     case InputFormat::Empty: return Error{ErrorKind::Empty, path.string() + ": the file is empty", 0};
-    case InputFormat::Gzip: return importChromeFile(path, true, options);
-    case InputFormat::ChromeJson: return importChromeFile(path, false, options);
-    case InputFormat::XPlaneProtobuf:
-        return Error{ErrorKind::UnknownFormat,
-                     path.string() + ": an XPlane protobuf (TensorBoard profile plugin); this "
-                                     "version of Stallscope reads Chrome/Kineto JSON only",
+    default: break;
+    }
+    for (const FileFormat& f : fileFormats()) {
+        if (f.format != fmt) continue;
+        if (f.import) return f.import(path, options);
+        return Error{ErrorKind::UnknownFormat, path.string() + ": " + std::string(f.unsupported),
                      0};
-    case InputFormat::Unknown: break;
     }
     return Error{ErrorKind::UnknownFormat,
                  path.string() + ": byte 0: not a trace Stallscope can read (expected Chrome/Kineto "
