@@ -98,12 +98,20 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     r.hta = computeHta(c);
 
     const DetectorInput in{c, r};
+    // Context first: a graph capture's timing says nothing about the model, so it gets no
+    // timing findings.
+    std::vector<Finding> context;
+    for (const Detector& d : detectors())
+        if (d.entry.stage == DetectorStage::Context) d.run(in, context);
+    const bool noTiming = std::any_of(context.begin(), context.end(), [](const Finding& f) {
+        return f.kind == FindingKind::GraphCapture;
+    });
     std::vector<Finding> findings;
     for (const Detector& d : detectors())
-        if (d.entry.stage == DetectorStage::Cause) d.run(in, findings);
+        if (d.entry.stage == DetectorStage::Cause && !noTiming) d.run(in, findings);
     // Fallbacks (host_bound) only where no more specific finding covers the same time.
     for (const Detector& d : detectors()) {
-        if (d.entry.stage != DetectorStage::Fallback) continue;
+        if (d.entry.stage != DetectorStage::Fallback || noTiming) continue;
         std::vector<Finding> fallback;
         d.run(in, fallback);
         for (Finding& f : fallback) {
@@ -116,11 +124,13 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         }
     }
     for (const Detector& d : detectors())
-        if (d.entry.stage == DetectorStage::Residual) d.run(in, findings);
+        if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
         return a.severity < b.severity;
     });
+    findings.insert(findings.begin(), std::make_move_iterator(context.begin()),
+                    std::make_move_iterator(context.end()));
     r.findings = std::move(findings);
     return r;
 }

@@ -1,5 +1,6 @@
 #include "analysis_context.h"
 
+#include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
@@ -31,9 +32,13 @@ uint16_t Context::nameClass(uint32_t slice) const {
     if (names::isSyncCopyCall(n)) c |= kNcSyncCopy;
     if (names::isCopyCall(n)) c |= kNcCopy;
     if (names::isLaunchCall(n)) c |= kNcLaunch;
-    if (names::isCommunicationKernel(n)) c |= kNcComm;
-    if (names::isGemmOrConvKernel(n)) c |= kNcGemm;
-    if (names::isTensorCoreKernel(n)) c |= kNcTensorCore;
+    const KernelClass k = classifyKernel(n);
+    if (k.family == KernelFamily::Comm) c |= kNcComm;
+    if (k.matmul()) c |= kNcGemm;
+    if (k.tensorCore == TensorCoreUse::Yes) c |= kNcTensorCore;
+    if (k.precision != Precision::Unknown) c |= kNcPrecisionNamed;
+    if (k.matmul() && k.precision == Precision::FP32 && k.tensorCore != TensorCoreUse::Yes)
+        c |= kNcFp32Matmul;
     if (names::isProfilerStep(n)) c |= kNcProfilerStep;
     return c;
 }

@@ -9,7 +9,8 @@ namespace stallscope::analysis::detail {
 using model::SliceId;
 using model::TrackId;
 
-/// Name rules (name_rules.h) evaluated once per distinct name.
+/// Name rules (name_rules.h) and the kernel catalogue (kernel_catalogue.h) evaluated once
+/// per distinct name.
 enum NameClass : uint16_t {
     kNcDataLoader = 1u << 0,
     kNcInputPrep = 1u << 1,
@@ -19,10 +20,12 @@ enum NameClass : uint16_t {
     kNcSyncCopy = 1u << 5,
     kNcCopy = 1u << 6,
     kNcLaunch = 1u << 7,
-    kNcComm = 1u << 8,
-    kNcGemm = 1u << 9,
-    kNcTensorCore = 1u << 10,
+    kNcComm = 1u << 8,        // catalogue family comm
+    kNcGemm = 1u << 9,        // a matrix multiply: gemm, grouped_gemm, conv
+    kNcTensorCore = 1u << 10, // on Tensor/Matrix Cores (named, or its precision says so)
     kNcProfilerStep = 1u << 11,
+    kNcFp32Matmul = 1u << 12,     // a matrix multiply whose name says fp32, not on Tensor Cores
+    kNcPrecisionNamed = 1u << 13, // the catalogue knows its precision from the name
     kNcKnown = 1u << 15,
 };
 

@@ -13,6 +13,11 @@ const std::vector<Detector>& detectors() {
     using S = DetectorStage;
     using K = FindingKind;
     static const std::vector<Detector> table = {
+        {{K::GraphCapture, "graph_capture", S::Context,
+          "most kernel launches lie between a stream's Begin/EndCapture calls: a CUDA/HIP graph "
+          "capture, not execution",
+          "none (no timing findings are given for such a trace)", ""},
+         detectGraphCapture},
         {{K::GpuNotUsed, "gpu_not_used", S::Cause, "no GPU work at all", "the window", ""},
          detectGpuNotUsed},
         {{K::DataLoading, "data_loading", S::Cause, "data_loading idle >= 5 % of the window",

@@ -2,10 +2,12 @@
 // FP32 without Tensor Cores, light models, exposed communication, memory pressure.
 #include "detectors.h"
 
+#include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace stallscope::analysis::detail {
 
@@ -170,6 +172,33 @@ void detectSmallBatch(const DetectorInput& in, Findings& out) {
     }
 }
 
+namespace {
+
+/// The precision of a matrix multiply from its operator's input types (record_shapes): the
+/// launch call of the kernel, the innermost operator around it, its "Input type" argument.
+/// Cached per operator name; at most `budget` argument reads (each a read of the source).
+Precision operatorPrecision(const Context& c, uint32_t kernel, std::map<uint32_t, Precision>& cache,
+                            size_t& budget) {
+    const SliceId launch = c.trace.launchOf(SliceId(kernel));
+    if (!launch.valid()) return Precision::Unknown;
+    const SliceId op = c.trace.enclosingOp(launch);
+    if (!op.valid()) return Precision::Unknown;
+    const uint32_t name = c.trace.slices().name[op.index()].value;
+    if (const auto it = cache.find(name); it != cache.end()) return it->second;
+    if (budget == 0) return Precision::Unknown;
+    --budget;
+    Precision p = Precision::Unknown;
+    std::vector<model::ArgValue> args;
+    std::string error;
+    if (c.trace.sliceArgs(op, args, error))
+        for (const auto& a : args)
+            if (a.key == "Input type") p = precisionFromInputTypes(a.json);
+    cache.emplace(name, p);
+    return p;
+}
+
+} // namespace
+
 void detectNoTensorCores(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     const SliceTable& s = c.trace.slices();
@@ -180,26 +209,52 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
         for (const auto& p : c.trace.metadata().devices)
             if (p.id == dev.device) cc = p.computeMajor;
         if (cc < 7) continue;  // Tensor Cores arrived with Volta (7.0); unknown devices are skipped
-        int64_t gemm = 0, tc = 0;
+        // Positive evidence only: matrix multiplies whose kernel name says fp32 (and no
+        // Tensor-Core instruction), or whose operator's input types are float. A kernel
+        // the catalogue cannot place (a library's own naming) is never taken for fp32.
+        int64_t gemm = 0, tc = 0, fp32Named = 0, fp32Typed = 0;
         std::vector<SliceId> evidence;
+        std::map<uint32_t, Precision> opPrecision;
+        size_t budget = 256;
         for (const KernelView& k : kernelsIn(c, dev, c.window.startNs, c.window.endNs)) {
             if (!c.is(k.slice, kNcGemm)) continue;
             gemm += s.dur[k.slice];
-            if (c.is(k.slice, kNcTensorCore)) tc += s.dur[k.slice];
-            else if (evidence.size() < 30) evidence.push_back(SliceId(k.slice));
+            if (c.is(k.slice, kNcTensorCore)) {
+                tc += s.dur[k.slice];
+                continue;
+            }
+            bool typed = false;
+            if (!c.is(k.slice, kNcFp32Matmul)) {
+                if (c.is(k.slice, kNcPrecisionNamed) ||
+                    operatorPrecision(c, k.slice, opPrecision, budget) != Precision::FP32)
+                    continue;
+                typed = true;
+            }
+            (typed ? fp32Typed : fp32Named) += s.dur[k.slice];
+            if (evidence.size() < 30) evidence.push_back(SliceId(k.slice));
         }
-        if (double(gemm) < c.options.thresholds.noTensorCoresMinGemmShare * double(d->busyNs) || 20.0 * double(tc) > double(gemm)) continue;
+        const int64_t fp32 = fp32Named + fp32Typed;
+        if (double(fp32) < c.options.thresholds.noTensorCoresMinGemmShare * double(d->busyNs) ||
+            20.0 * double(tc) > double(gemm))
+            continue;
         // Half precision on Tensor Cores runs these GEMMs at least twice as fast.
-        Finding f = makeFinding(c, FindingKind::NoTensorCores, dev.device, (gemm - tc) / 2);
+        Finding f = makeFinding(c, FindingKind::NoTensorCores, dev.device, fp32 / 2);
         f.evidence = evidence;
         for (SliceId e : evidence) f.ranges.push_back({s.start[e.index()], s.start[e.index()] + s.dur[e.index()]});
         f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
+        const bool typesSay = 2 * fp32Typed >= fp32;
         f.title = "Matrix multiplies run in FP32 without Tensor Cores";
-        f.explanation = "Matrix-multiply and convolution kernels took " + fmtDuration(gemm) + " (" +
-                        fmtPct(double(gemm) / double(d->busyNs)) + " of GPU busy time) on a compute capability " +
-                        std::to_string(cc) + ".x GPU, and none of them is a Tensor Core kernel (no hmma/xmma/tf32/"
-                        "bf16 variants): the model runs in full FP32. Mixed precision typically makes these kernels "
-                        "2-8x faster; the estimate assumes 2x.";
+        f.explanation =
+            "FP32 matrix-multiply and convolution kernels took " + fmtDuration(fp32) + " (" +
+            fmtPct(double(fp32) / double(d->busyNs)) +
+            " of GPU busy time) on a compute capability " + std::to_string(cc) +
+            ".x GPU, and Tensor-Core kernels ran " + fmtDuration(tc) +
+            " of the matrix multiplies. " +
+            (typesSay ? "The operators' input types (record_shapes) are float."
+                      : "The kernel names say fp32 (sgemm, f32 variants); the trace has no "
+                        "operator input "
+                        "types to confirm it (record_shapes=True would).") +
+            " Mixed precision typically makes these kernels 2-8x faster; the estimate assumes 2x.";
         f.fix = "Train with automatic mixed precision (torch.autocast + GradScaler, or bfloat16 on Ampere and newer); "
                 "allow TF32 for the remaining FP32 matrix multiplies.";
         f.snippet =
@@ -208,7 +263,9 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
             "    loss = criterion(model(x), y)\n"
             "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()\n"
             "torch.set_float32_matmul_precision(\"high\")          # TF32 for FP32 matmuls";
-        f.confidence = 0.7;
+        // Names alone are a guess: lower confidence, never high.
+        f.confidence = typesSay ? 0.8 : 0.5;
+        if (!typesSay && f.severity == FindingSeverity::High) f.severity = FindingSeverity::Medium;
         out.push_back(std::move(f));
     }
 }

@@ -107,27 +107,14 @@ bool isLaunchCall(std::string_view name) {
            startsWith(name, "hipMemsetAsync") || startsWith(name, "hipMemcpyAsync");
 }
 
-bool isCommunicationKernel(std::string_view name) {
-    return startsWith(name, "nccl") || contains(name, "ncclKernel") || contains(name, "ncclDevKernel") ||
-           startsWith(name, "rccl") || startsWith(name, "hccl") || contains(name, "AllReduce") ||
-           contains(name, "AllGather") || contains(name, "ReduceScatter");
+bool isCaptureBegin(std::string_view name) {
+    return name.starts_with("cudaStreamBeginCapture") ||
+           name.starts_with("hipStreamBeginCapture") || name.starts_with("cuStreamBeginCapture");
 }
 
-bool isGemmOrConvKernel(std::string_view name) {
-    // Matrix multiplies and convolutions (cuBLAS, cuDNN, CUTLASS, Triton matmuls); not the
-    // batch-norm, pooling or helper kernels that cuDNN also names "cudnn::...".
-    static constexpr std::array<std::string_view, 14> kNeedles{
-        "gemm", "Gemm", "GEMM", "conv", "Conv", "cutlass", "xmma", "matmul", "wgrad", "dgrad", "fprop",
-        "winograd", "fft2d", "scudnn"};
-    static constexpr std::array<std::string_view, 4> kNot{"computeOffsets", "bn_fw", "bn_bw", "convert"};
-    return anyOf(name, kNeedles) && !anyOf(name, kNot);
-}
-
-bool isTensorCoreKernel(std::string_view name) {
-    static constexpr std::array<std::string_view, 16> kNeedles{
-        "hmma", "h884", "h1688", "h16816", "s1688", "s16816", "i8816", "i16832", "tf32", "bf16",
-        "wgmma", "gmma", "fp16", "f16f16", "tensorop", "884gemm"};
-    return anyOfNoCase(name, kNeedles);
+bool isCaptureEnd(std::string_view name) {
+    return name.starts_with("cudaStreamEndCapture") || name.starts_with("hipStreamEndCapture") ||
+           name.starts_with("cuStreamEndCapture");
 }
 
 } // namespace stallscope::analysis::names

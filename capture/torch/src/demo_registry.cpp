@@ -129,7 +129,6 @@ int runDemoRecording(const std::string& name, const std::filesystem::path& outpu
             << finished.error().message << "\n";
         return 1;
     }
-    const auto& trace = finished.value();
     printResult(r, name, out);
     out << "wrote " << output.string() << "\n";
     return 0;

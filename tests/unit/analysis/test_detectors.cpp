@@ -85,6 +85,36 @@ private Q_SLOTS:
         QCOMPARE(documented.size(), names.size());
     }
 
+    // A graph capture: launches between Begin/EndCapture record, they do not run. One
+    // context finding first, and no timing finding (the idle GPU says nothing).
+    void graphCaptureSaysSoAndNothingElse() {
+        TraceText t;
+        t.runtime("hipStreamBeginCapture", 0, 5, t.nextCorrelation());
+        for (int i = 0; i < 50; ++i)
+            t.runtime("hipLaunchKernel", 10 + i * 20, 8, t.nextCorrelation());
+        t.runtime("hipStreamEndCapture", 1100, 5, t.nextCorrelation());
+        t.launch("k_real", 2000, 5, 2010, 3); // one launch that runs
+        t.launch("k_real", 3000, 5, 3010, 3);
+        const AnalysisResult r = run(t);
+        QVERIFY(!r.findings.empty());
+        QCOMPARE(r.findings.front().kind, FindingKind::GraphCapture);
+        QCOMPARE(r.findings.size(), size_t(1));
+        QVERIFY(r.findings.front().explanation.find("50 of the 52") != std::string::npos);
+        QVERIFY(!r.findings.front().ranges.empty());
+        // A training trace that captures a little at the start keeps its findings.
+        TraceText u = stepsWith(
+            [](TraceText& x, int64_t b) {
+                x.cpu("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 900);
+            },
+            1000, 200, 6);
+        u.runtime("cudaStreamBeginCapture", 0, 1, u.nextCorrelation());
+        u.runtime("cudaLaunchKernel", 2, 1, u.nextCorrelation());
+        u.runtime("cudaStreamEndCapture", 4, 1, u.nextCorrelation());
+        const AnalysisResult v = run(u);
+        QVERIFY(!find(v, FindingKind::GraphCapture));
+        QVERIFY(find(v, FindingKind::DataLoading));
+    }
+
     void dataLoading() {
         auto loader = [](TraceText& t, int64_t b) {
             t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);

@@ -231,6 +231,7 @@ enum class FindingKind : uint8_t {
     CommExposed,
     MemoryPressure,
     LowUtilization,
+    GraphCapture, // context: the trace records a CUDA/HIP graph capture, not execution
     Count
 };
 std::string_view findingKindName(FindingKind k);      // "data_loading"

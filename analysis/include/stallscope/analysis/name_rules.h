@@ -15,8 +15,10 @@ bool isSyncCall(std::string_view name);                // waits for the GPU: str
 bool isSyncCopyCall(std::string_view name);            // synchronous copies: cudaMemcpy, cuMemcpyHtoD, hipMemcpy
 bool isCopyCall(std::string_view name);                // any runtime/driver copy call
 bool isLaunchCall(std::string_view name);              // calls that enqueue GPU work
-bool isCommunicationKernel(std::string_view name);     // NCCL / RCCL / HCCL kernels
-bool isGemmOrConvKernel(std::string_view name);        // matrix multiply and convolution kernels
-bool isTensorCoreKernel(std::string_view name);        // kernels that use Tensor Cores (name tags)
+bool isCaptureBegin(
+    std::string_view name); // cudaStreamBeginCapture, hipStreamBeginCapture, cuStreamBeginCapture
+bool isCaptureEnd(std::string_view name); // ...EndCapture
+// Kernels (family, precision, Tensor Cores) are classified by the kernel catalogue
+// (kernel_catalogue.h, analysis/data/kernel_catalogue.txt), not here.
 
 } // namespace stallscope::analysis::names

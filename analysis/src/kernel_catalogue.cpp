@@ -1,0 +1,192 @@
+#include "stallscope/analysis/kernel_catalogue.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdlib>
+
+namespace stallscope::analysis {
+
+namespace detail {
+extern const char* const kKernelCatalogueText; // generated from analysis/data/kernel_catalogue.txt
+}
+
+namespace {
+
+constexpr std::array<std::string_view, static_cast<size_t>(KernelFamily::Count)> kFamilies{
+    "other",       "gemm",      "grouped_gemm", "conv",   "attention", "comm",
+    "elementwise", "reduction", "copy",         "memset", "optimizer"};
+constexpr std::array<std::string_view, static_cast<size_t>(Precision::Count)> kPrecisions{
+    "unknown", "fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8"};
+
+template <size_t N> int indexOf(const std::array<std::string_view, N>& names, std::string_view v) {
+    for (size_t i = 0; i < N; ++i)
+        if (names[i] == v) return static_cast<int>(i);
+    return -1;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+/// Case-insensitive search of a lower-case needle.
+bool icontains(std::string_view hay, std::string_view needleLower) {
+    if (needleLower.size() > hay.size()) return false;
+    return std::search(hay.begin(), hay.end(), needleLower.begin(), needleLower.end(),
+                       [](char a, char b) {
+                           return std::tolower(static_cast<unsigned char>(a)) == b;
+                       }) != hay.end();
+}
+
+std::string_view nextWord(std::string_view& s) {
+    size_t b = s.find_first_not_of(" \t");
+    if (b == std::string_view::npos) {
+        s = {};
+        return {};
+    }
+    size_t e = s.find_first_of(" \t", b);
+    if (e == std::string_view::npos) e = s.size();
+    const std::string_view w = s.substr(b, e - b);
+    s.remove_prefix(e);
+    return w;
+}
+
+} // namespace
+
+std::string_view kernelFamilyName(KernelFamily f) {
+    return kFamilies[std::min<size_t>(size_t(f), kFamilies.size() - 1)];
+}
+std::string_view precisionName(Precision p) {
+    return kPrecisions[std::min<size_t>(size_t(p), kPrecisions.size() - 1)];
+}
+
+bool tensorCorePrecision(Precision p) {
+    return p == Precision::FP16 || p == Precision::BF16 || p == Precision::TF32 ||
+           p == Precision::FP8 || p == Precision::FP4 || p == Precision::INT8;
+}
+
+std::optional<KernelCatalogue> KernelCatalogue::parse(std::string_view text, std::string& error) {
+    KernelCatalogue cat;
+    int lineNo = 0;
+    while (!text.empty()) {
+        ++lineNo;
+        size_t nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        const size_t first = line.find_first_not_of(" \t");
+        if (first == std::string_view::npos || line[first] == '#') continue;
+        auto fail = [&](const std::string& what) {
+            error = "line " + std::to_string(lineNo) + ": " + what;
+            return std::nullopt;
+        };
+        std::string_view rest = line;
+        const std::string_view field = nextWord(rest), value = nextWord(rest),
+                               match = nextWord(rest);
+        const size_t p = rest.find_first_not_of(" \t");
+        std::string_view pattern =
+            p == std::string_view::npos ? std::string_view() : rest.substr(p);
+        while (!pattern.empty() && (pattern.back() == ' ' || pattern.back() == '\t'))
+            pattern.remove_suffix(1);
+        if (pattern.empty()) return fail("expected FIELD VALUE MATCH PATTERN");
+        Rule r{};
+        r.line = lineNo;
+        if (field == "family") {
+            const int v = indexOf(kFamilies, value);
+            if (v < 0) return fail("unknown family '" + std::string(value) + "'");
+            r.field = Rule::Field::Family, r.value = uint8_t(v);
+        } else if (field == "precision") {
+            const int v = indexOf(kPrecisions, value);
+            if (v <= 0) return fail("unknown precision '" + std::string(value) + "'");
+            r.field = Rule::Field::Precision, r.value = uint8_t(v);
+        } else if (field == "tensor_core") {
+            if (value != "yes" && value != "no") return fail("tensor_core is yes or no");
+            r.field = Rule::Field::TensorCore;
+            r.value = uint8_t(value == "yes" ? TensorCoreUse::Yes : TensorCoreUse::No);
+        } else {
+            return fail("unknown field '" + std::string(field) +
+                        "' (family, precision or tensor_core)");
+        }
+        if (match == "prefix")
+            r.match = Rule::Match::Prefix;
+        else if (match == "contains")
+            r.match = Rule::Match::Contains;
+        else if (match == "icontains")
+            r.match = Rule::Match::IContains;
+        else
+            return fail("unknown match '" + std::string(match) +
+                        "' (prefix, contains or icontains)");
+        r.pattern = r.match == Rule::Match::IContains ? lower(pattern) : std::string(pattern);
+        cat.m_rules.push_back(std::move(r));
+    }
+    return cat;
+}
+
+const KernelCatalogue& KernelCatalogue::builtIn() {
+    static const KernelCatalogue cat = [] {
+        std::string error;
+        auto c = parse(detail::kKernelCatalogueText, error);
+        if (!c) std::abort(); // the built-in file is checked by test_kernel_catalogue
+        return std::move(*c);
+    }();
+    return cat;
+}
+
+KernelClass KernelCatalogue::classify(std::string_view name) const {
+    KernelClass k;
+    bool family = false, precision = false, tc = false;
+    for (const Rule& r : m_rules) {
+        bool* done = r.field == Rule::Field::Family      ? &family
+                     : r.field == Rule::Field::Precision ? &precision
+                                                         : &tc;
+        if (*done) continue;
+        const bool hit =
+            r.match == Rule::Match::Prefix     ? name.substr(0, r.pattern.size()) == r.pattern
+            : r.match == Rule::Match::Contains ? name.find(r.pattern) != std::string_view::npos
+                                               : icontains(name, r.pattern);
+        if (!hit) continue;
+        *done = true;
+        switch (r.field) {
+        case Rule::Field::Family: k.family = KernelFamily(r.value); break;
+        case Rule::Field::Precision: k.precision = Precision(r.value); break;
+        case Rule::Field::TensorCore:
+            k.tensorCore = TensorCoreUse(r.value);
+            k.tensorCoreNamed = true;
+            break;
+        }
+        if (family && precision && tc) break;
+    }
+    // Matrix multiplies in a Tensor-Core type run on them (cuBLAS, CUTLASS, Triton and the
+    // AMD libraries pick the matrix instructions for these types); fp32/fp64 ones do not.
+    if (!tc && (k.matmul() || k.family == KernelFamily::Attention) &&
+        k.precision != Precision::Unknown)
+        k.tensorCore = tensorCorePrecision(k.precision) ? TensorCoreUse::Yes : TensorCoreUse::No;
+    return k;
+}
+
+KernelClass classifyKernel(std::string_view name) {
+    return KernelCatalogue::builtIn().classify(name);
+}
+
+Precision precisionFromInputTypes(std::string_view json) {
+    // Quoted dtype names as PyTorch writes them ("float", "c10::Half", "c10::BFloat16",
+    // "c10::Float8_e4m3fn", "double"), in input order; the first floating one decides.
+    size_t at = 0;
+    while ((at = json.find('"', at)) != std::string_view::npos) {
+        const size_t end = json.find('"', at + 1);
+        if (end == std::string_view::npos) break;
+        const std::string_view t = json.substr(at + 1, end - at - 1);
+        at = end + 1;
+        if (t == "float") return Precision::FP32;
+        if (t == "double") return Precision::FP64;
+        if (t == "c10::Half") return Precision::FP16;
+        if (t == "c10::BFloat16") return Precision::BF16;
+        if (t.find("Float8") != std::string_view::npos) return Precision::FP8;
+        if (t.find("Float4") != std::string_view::npos) return Precision::FP4;
+    }
+    return Precision::Unknown;
+}
+
+} // namespace stallscope::analysis
