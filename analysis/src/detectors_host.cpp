@@ -119,14 +119,58 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
     }
 }
 
+namespace {
+/// " The longest wait, 463 ms, is `hipMemcpyWithStream` under `aten::copy_`, called from
+/// `cuda_graph_runner.py(212): replay`." — what the trace shows of where a call came from:
+/// its innermost operator and Python frame (with_stack), when the trace has them.
+std::string whereFrom(const Context& c, SliceId call) {
+    if (!call.valid()) return {};
+    const SliceTable& s = c.trace.slices();
+    // The innermost operator, and the innermost Python frame of a source file ("x.py(12):
+    // f") outside PyTorch itself (the caller's code or its library), past built-in methods
+    // such as "<built-in method copy_ of Tensor object>"; else the innermost source frame.
+    std::string op, frame, torchFrame;
+    for (SliceId p = s.parent[call.index()]; p.valid() && (op.empty() || frame.empty());
+         p = s.parent[p.index()]) {
+        const EventKind k = s.kind[p.index()];
+        const std::string_view n = c.name(p.index());
+        if (op.empty() && (k == EventKind::CpuOp || k == EventKind::UserAnnotation) &&
+            !c.is(p.index(), kNcProfilerStep))
+            op = std::string(n);
+        if (k != EventKind::PythonFunction || n.find(".py(") == std::string_view::npos) continue;
+        const bool inTorch = n.starts_with("torch/") || n.find("/torch/") != std::string_view::npos;
+        if (inTorch && torchFrame.empty()) torchFrame = std::string(n);
+        if (!inTorch && frame.empty()) frame = std::string(n);
+    }
+    if (frame.empty()) frame = torchFrame;
+    std::string out = " The longest wait, " + fmtDuration(s.dur[call.index()]) + ", is `" +
+                      std::string(c.name(call.index())) + "`";
+    if (!op.empty()) out += " under `" + op + "`";
+    if (!frame.empty()) out += ", called from `" + frame + "`";
+    return out + ".";
+}
+} // namespace
+
 void detectHostSync(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     const SliceTable& s = c.trace.slices();
+    // A synchronous copy that is not a host-to-device one (blocking_h2d_copy has those):
+    // device-to-host or device-to-device, it returns once the copy, queued behind the
+    // stream's earlier work, is done: a wait for the GPU like a synchronize.
+    auto isSyncCopyOut = [&](uint32_t i) {
+        if (!c.is(i, kNcSyncCopy)) return false;
+        const auto work = c.trace.gpuWorkOf(SliceId(i));
+        if (work.empty())
+            return true; // the copy itself is not in the trace: it waited all the same
+        return parseCopyName(c.trace.str(s.name[work.front().slice.index()])).direction !=
+               CopyDirection::HtoD;
+    };
     // Outermost synchronising calls inside steps.
     auto isSync = [&](uint32_t i) {
-        if (!c.is(i, kNcSync) || s.kind[i] == EventKind::CudaSync) return false;
+        const bool copyOut = isSyncCopyOut(i);
+        if ((!c.is(i, kNcSync) && !copyOut) || s.kind[i] == EventKind::CudaSync) return false;
         for (SliceId p = s.parent[i]; p.valid(); p = s.parent[p.index()])
-            if (c.is(p.index(), kNcSync)) return false;
+            if (c.is(p.index(), kNcSync) || isSyncCopyOut(p.index())) return false;
         return c.steps.empty() || c.stepAt(s.start[i]) != nullptr;
     };
     const auto syncs = findSlices(c, isSync, SIZE_MAX);
@@ -135,12 +179,25 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         const DeviceMetrics* d = deviceMetrics(in.result, dev.device);
         if (!d) continue;
         const Intervals gaps = complement(dev.busy, c.window.startNs, c.window.endNs);
-        int64_t blocked = 0, lostOverlap = 0;
+        int64_t blocked = 0, lostOverlap = 0, idleInCopies = 0;
         Intervals ranges;
+        SliceId longest;
         for (SliceId id : syncs) {
             const uint32_t i = id.index();
             const int64_t a = s.start[i], b = s.start[i] + s.dur[i];
             blocked += b - a;
+            if (!longest.valid() || s.dur[i] > s.dur[longest.index()]) longest = id;
+            // The idle time the attribution charged to a blocking copy while the thread sat
+            // in a device-to-host copy call: a wait for the GPU, charged here.
+            if (isSyncCopyOut(i)) {
+                for (auto g =
+                         std::lower_bound(gaps.begin(), gaps.end(), a,
+                                          [](const Interval&iv, int64_t v) { return iv.end <= v; });
+                     g != gaps.end() && g->start < b; ++g) {
+                    idleInCopies += std::min(b, g->end) - std::max(a, g->start);
+                    ranges.push_back({std::max(a, g->start), std::min(b, g->end)});
+                }
+            }
             // The idle gap the CPU found when it resumed at b: had it not waited, it could
             // have started the host work that gap waits for up to (b - a) earlier.
             auto g = std::lower_bound(gaps.begin(), gaps.end(), b, [](const Interval& iv, int64_t v) { return iv.end <= v; });
@@ -149,7 +206,8 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
                 ranges.push_back({g->start, g->end});
             }
         }
-        const int64_t attributed = causeNs(*d, IdleCause::HostSync);
+        const int64_t attributed = causeNs(*d, IdleCause::HostSync) +
+                                   std::min(idleInCopies, causeNs(*d, IdleCause::BlockingCopy));
         const int64_t saving = std::max(attributed, lostOverlap);
         if (double(saving) < c.options.thresholds.severityNote * double(c.window.length())) continue;
         Finding f = makeFinding(c, FindingKind::HostSync, dev.device, saving);
@@ -161,13 +219,19 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         std::string list;
         for (const auto& [n, k] : kinds) list += (list.empty() ? "" : ", ") + ("`" + n + "` ×" + std::to_string(k));
         const size_t perStep = c.steps.empty() ? syncs.size() : (syncs.size() + c.steps.size() - 1) / c.steps.size();
-        f.title = "The training loop waits for the GPU about " + std::to_string(perStep) + " time" +
-                  (perStep == 1 ? "" : "s") + " per step";
-        f.explanation = "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
-                        " for the GPU to drain its queue. While it waited it could not prepare and queue the next "
-                        "work, so the GPU then idled: up to " + fmtDuration(saving) +
-                        " of GPU idle time follows these waits. Typical sources: loss.item(), print(loss), "
-                        ".cpu()/.numpy(), torch.cuda.synchronize() and data-dependent control flow.";
+        f.title = c.steps.empty()
+                      ? "The host waits for the GPU (" + std::to_string(syncs.size()) +
+                            " synchronising call" + (syncs.size() == 1 ? ")" : "s)")
+                      : "The training loop waits for the GPU about " + std::to_string(perStep) +
+                            " time" + (perStep == 1 ? "" : "s") + " per step";
+        f.explanation =
+            "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
+            " for the GPU to drain its queue. While it waited it could not prepare and queue the "
+            "next "
+            "work, so the GPU then idled: up to " +
+            fmtDuration(saving) + " of GPU idle time follows these waits." + whereFrom(c, longest) +
+            " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
+            "torch.cuda.synchronize() and data-dependent control flow.";
         f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() inside the step; "
                 "use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden synchronisations.";
         f.snippet =

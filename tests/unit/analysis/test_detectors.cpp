@@ -115,6 +115,35 @@ private Q_SLOTS:
         QVERIFY(find(v, FindingKind::DataLoading));
     }
 
+    // A synchronous device-to-host copy waits for the GPU like a synchronize: host_sync,
+    // naming the call, its operator and the Python frame outside torch it came from.
+    void syncCopyOutIsAHostSync() {
+        TraceText t;
+        for (int s = 0; s < 3; ++s) {
+            const int64_t b = s * 3000;
+            t.step(s, b, 2900);
+            t.python("app/serve.py(40): decode_step", b + 10, 2800);
+            t.python("torch/utils/_device.py(99): __torch_function__", b + 20, 2700);
+            t.cpu("aten::copy_", b + 30, 2600);
+            const int corr = t.nextCorrelation();
+            t.runtime("cudaMemcpy", b + 40, 2500, corr);
+            t.memcpy("Memcpy DtoH (Device -> Pageable)", b + 2500, 20, corr, 4096);
+            t.launch("k_decode", b + 2600, 5, b + 2610, 200);
+        }
+        const AnalysisResult r = run(t);
+        const Finding* f = find(r, FindingKind::HostSync);
+        QVERIFY(f);
+        QCOMPARE(r.findings.front().kind, FindingKind::HostSync);
+        QVERIFY2(f->savingShare > 0.6, qPrintable(QString::number(f->savingShare)));
+        QVERIFY2(
+            f->explanation.find(
+                "`cudaMemcpy` under `aten::copy_`, called from `app/serve.py(40): decode_step`") !=
+                std::string::npos,
+            f->explanation.c_str());
+        QVERIFY(!find(r, FindingKind::BlockingH2dCopy));
+        QVERIFY(!find(r, FindingKind::LowUtilization));
+    }
+
     void dataLoading() {
         auto loader = [](TraceText& t, int64_t b) {
             t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);
