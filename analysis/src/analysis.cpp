@@ -103,9 +103,8 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     std::vector<Finding> context;
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Context) d.run(in, context);
-    const bool noTiming = std::any_of(context.begin(), context.end(), [](const Finding& f) {
-        return f.kind == FindingKind::GraphCapture;
-    });
+    const bool noTiming = std::any_of(context.begin(), context.end(),
+                                      [](const Finding& f) { return f.silencesTiming; });
     std::vector<Finding> findings;
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Cause && !noTiming) d.run(in, findings);

@@ -18,6 +18,17 @@ const std::vector<Detector>& detectors() {
           "capture, not execution",
           "none (no timing findings are given for such a trace)", ""},
          detectGraphCapture},
+        {{K::Compilation, "compilation", S::Context,
+          "torch.compile compiles inside the window (dynamo_timed, compile_fx, autotune events) >= "
+          "5 % of it, or "
+          "recompiles (a Torch-Compiled Region N/M with M >= 1)",
+          "none (one-off time; at >= 50 % of the window no timing findings are given)",
+          "compilationMinShare"},
+         detectCompilation},
+        {{K::GraphBreaks, "graph_breaks", S::Context,
+          "steps run >= 2 distinct compiled frames (Torch-Compiled Region N/.)",
+          "none (what the breaks cost is not measured)", ""},
+         detectGraphBreaks},
         {{K::GpuNotUsed, "gpu_not_used", S::Cause, "no GPU work at all", "the window", ""},
          detectGpuNotUsed},
         {{K::DataLoading, "data_loading", S::Cause, "data_loading idle >= 5 % of the window",

@@ -32,6 +32,8 @@ void detectCommExposed(const DetectorInput& in, Findings& out);
 void detectMemoryPressure(const DetectorInput& in, Findings& out);
 // Context: what kind of trace this is (runs first).
 void detectGraphCapture(const DetectorInput& in, Findings& out);
+void detectCompilation(const DetectorInput& in, Findings& out);
+void detectGraphBreaks(const DetectorInput& in, Findings& out);
 // Runs after the others: utilisation low and not explained by them.
 void detectLowUtilization(const DetectorInput& in, Findings& out);
 

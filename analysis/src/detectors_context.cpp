@@ -67,6 +67,7 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
     if (captured == 0 || 2 * captured < launches) return;
     Finding f = makeFinding(c, FindingKind::GraphCapture, -1, 0);
     f.severity = FindingSeverity::Note;
+    f.silencesTiming = true;
     f.confidence = 0.9;
     Intervals ranges;
     std::vector<SliceId> begins;
@@ -97,6 +98,166 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
                 "    for step in range(10):\n"
                 "        run_one_iteration()\n"
                 "        prof.step()";
+    out.push_back(std::move(f));
+}
+
+namespace {
+
+/// Outermost slices in the window whose names match `pred`, on every CPU thread.
+std::vector<SliceId> outermost(const Context& c, bool (*pred)(std::string_view)) {
+    const SliceTable& s = c.trace.slices();
+    return findSlices(
+        c,
+        [&](uint32_t i) {
+            if (!pred(c.name(i))) return false;
+            for (SliceId p = s.parent[i]; p.valid(); p = s.parent[p.index()])
+                if (pred(c.name(p.index()))) return false;
+            return true;
+        },
+        SIZE_MAX);
+}
+
+/// "Torch-Compiled Region: 3/1" -> {3, 1}; {-1, -1} when the name has no ids (older
+/// PyTorch writes just "Torch-Compiled Region").
+std::pair<int, int> regionIds(std::string_view n) {
+    const size_t colon = n.find(": ");
+    if (colon == std::string_view::npos) return {-1, -1};
+    const std::string_view ids = n.substr(colon + 2);
+    const size_t slash = ids.find('/');
+    if (slash == std::string_view::npos) return {-1, -1};
+    auto num = [](std::string_view v) {
+        int x = 0;
+        if (v.empty()) return -1;
+        for (char ch : v) {
+            if (ch < '0' || ch > '9' || x > 1'000'000) return -1;
+            x = x * 10 + (ch - '0');
+        }
+        return x;
+    };
+    return {num(ids.substr(0, slash)), num(ids.substr(slash + 1))};
+}
+
+} // namespace
+
+/// torch.compile compiling inside the window: its phases (dynamo_timed, compile_fx,
+/// autotuning) are seconds of host time the GPU waits through once, not a property of the
+/// training step. Said first; when compiling fills half of the window the window's timing
+/// is the compiler's, and analyze() gives no timing findings. Recompilations (a compiled
+/// frame's compile id above 0) are named too: each one compiles again.
+void detectCompilation(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    const SliceTable& s = c.trace.slices();
+    const std::vector<SliceId> phases = outermost(c, names::isCompilation);
+    Intervals spans;
+    for (SliceId id : phases)
+        spans.push_back({std::max(s.start[id.index()], c.window.startNs),
+                         std::min(s.end(id.index()), c.window.endNs)});
+    spans = mergeIntervals(std::move(spans));
+    int64_t compileNs = 0;
+    for (const Interval& iv : spans) compileNs += iv.length();
+    std::map<int, int> recompiled; // frame -> highest compile id seen
+    for (SliceId id : findSlices(
+             c, [&](uint32_t i) { return names::isCompiledRegion(c.name(i)); }, SIZE_MAX)) {
+        const auto [frame, compile] = regionIds(c.name(id.index()));
+        if (frame >= 0 && compile >= 1) recompiled[frame] = std::max(recompiled[frame], compile);
+    }
+    const double share = double(compileNs) / double(std::max<int64_t>(1, c.window.length()));
+    if (share < c.options.thresholds.compilationMinShare && recompiled.empty()) return;
+    Finding f = makeFinding(c, FindingKind::Compilation, -1, 0);
+    f.severity = share >= c.options.thresholds.severityHigh ? FindingSeverity::High
+                                                            : FindingSeverity::Medium;
+    f.silencesTiming = share >= 0.5;
+    f.confidence = 0.9;
+    f.ranges = longestRanges(spans, 12);
+    f.evidence.assign(phases.begin(),
+                      phases.begin() + static_cast<long>(std::min<size_t>(phases.size(), 20)));
+    std::string recompiles;
+    for (const auto& [frame, n] : recompiled)
+        recompiles += (recompiles.empty() ? "" : ", ") +
+                      ("frame " + std::to_string(frame) + " ×" + std::to_string(n));
+    f.title = compileNs > 0 ? "torch.compile compiles inside the profiled window (" +
+                                  fmtPct(share) + " of it)"
+                            : "torch.compile recompiles during the profiled steps";
+    f.explanation =
+        (compileNs > 0
+             ? "Compilation (TorchDynamo tracing, AOTAutograd, Inductor code generation and "
+               "autotuning) took " +
+                   fmtDuration(compileNs) + " of the " + fmtDuration(c.window.length()) +
+                   " window. That is a one-off cost, not a property of the step: " +
+                   (f.silencesTiming
+                        ? "the window is mostly the compiler, so no timing findings are given."
+                        : "the other findings' figures include it.")
+             : std::string()) +
+        (recompiled.empty()
+             ? std::string()
+             : std::string(compileNs > 0 ? " " : "") + "Compiled frames were compiled again (" +
+                   recompiles +
+                   "): a guard failed (a new shape, dtype or Python value), and each recompilation "
+                   "costs a compile.");
+    f.fix = "Profile after warm-up: let the first iterations compile, then record a few steps (a "
+            "torch.profiler "
+            "schedule with wait/warmup). For recompilations, TORCH_LOGS=\"recompiles\" names the "
+            "failing guard; "
+            "mark dynamic dimensions (torch._dynamo.mark_dynamic) or compile with dynamic=True.";
+    f.snippet =
+        "model = torch.compile(model)\n"
+        "sched = torch.profiler.schedule(wait=3, warmup=2, active=3)   # steps 0-2 compile\n"
+        "with torch.profiler.profile(schedule=sched, on_trace_ready=handler) as prof:\n"
+        "    for step, batch in enumerate(loader):\n"
+        "        train_step(batch); prof.step()";
+    out.push_back(std::move(f));
+}
+
+/// Graph breaks: a step running several distinct compiled frames (Torch-Compiled Region
+/// N/., N the frame) means Dynamo split the model where it could not trace, running Python
+/// between the graphs. Several frames can also be separately compiled functions (a compiled
+/// model and a compiled optimizer step): the text says so.
+void detectGraphBreaks(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    if (c.steps.empty()) return;
+    const SliceTable& s = c.trace.slices();
+    std::map<int64_t, std::map<int, int>> framesPerStep; // step -> frame -> regions
+    std::vector<SliceId> evidence;
+    for (SliceId id : findSlices(
+             c, [&](uint32_t i) { return names::isCompiledRegion(c.name(i)); }, SIZE_MAX)) {
+        const Step* st = c.stepAt(s.start[id.index()]);
+        const int frame = regionIds(c.name(id.index())).first;
+        if (!st || frame < 0) continue;
+        ++framesPerStep[st->number][frame];
+        if (evidence.size() < 20) evidence.push_back(id);
+    }
+    size_t maxFrames = 0, stepsWithBreaks = 0;
+    for (const auto& [step, frames] : framesPerStep) {
+        maxFrames = std::max(maxFrames, frames.size());
+        stepsWithBreaks += frames.size() >= 2;
+    }
+    if (maxFrames < 2 || 2 * stepsWithBreaks < framesPerStep.size()) return;
+    Finding f = makeFinding(c, FindingKind::GraphBreaks, -1, 0);
+    f.severity = maxFrames >= 3 ? FindingSeverity::Medium : FindingSeverity::Low;
+    f.confidence = maxFrames >= 3 ? 0.7 : 0.5;
+    f.evidence = evidence;
+    for (SliceId e : evidence) f.ranges.push_back({s.start[e.index()], s.end(e.index())});
+    f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
+    f.title = "The compiled model runs as " + std::to_string(maxFrames) +
+              " graphs per step (graph breaks?)";
+    f.explanation = std::to_string(stepsWithBreaks) + " of " +
+                    std::to_string(framesPerStep.size()) + " steps run up to " +
+                    std::to_string(maxFrames) +
+                    " distinct compiled frames (Torch-Compiled Region N/.). Where Dynamo cannot "
+                    "trace (data-dependent "
+                    "control flow, .item(), unsupported calls, print) it breaks the graph: Python "
+                    "runs between the "
+                    "pieces and each piece is optimised alone. Separately compiled functions (a "
+                    "compiled model and a "
+                    "compiled optimizer step) also show as several frames; the trace cannot tell "
+                    "the two apart, and "
+                    "what the breaks cost is not measured.";
+    f.fix = "List the breaks with torch._dynamo.explain(model)(inputs) (or "
+            "TORCH_LOGS=\"graph_breaks\"), remove them, "
+            "and compile with fullgraph=True to make any new break an error.";
+    f.snippet = "explanation = torch._dynamo.explain(model)(example_inputs)\n"
+                "print(explanation.graph_break_count, explanation.break_reasons)\n"
+                "model = torch.compile(model, fullgraph=True)   # a break is now an error";
     out.push_back(std::move(f));
 }
 

@@ -107,6 +107,21 @@ bool isLaunchCall(std::string_view name) {
            startsWith(name, "hipMemsetAsync") || startsWith(name, "hipMemcpyAsync");
 }
 
+bool isCompilation(std::string_view name) {
+    // dynamo_timed marks every compile phase ("_compile.compile_inner (dynamo_timed)",
+    // "OutputGraph.call_user_compiler (dynamo_timed)"); Inductor's autotuning and compile_fx
+    // run inside them or on their own.
+    return name.find("(dynamo_timed)") != std::string_view::npos ||
+           name.starts_with("compile_fx") ||
+           name.find("compile_fx.<locals>") != std::string_view::npos ||
+           name.find("autotune") != std::string_view::npos ||
+           name.find("_compile.compile_inner") != std::string_view::npos;
+}
+
+bool isCompiledRegion(std::string_view name) {
+    return name.starts_with("Torch-Compiled Region");
+}
+
 bool isCaptureBegin(std::string_view name) {
     return name.starts_with("cudaStreamBeginCapture") ||
            name.starts_with("hipStreamBeginCapture") || name.starts_with("cuStreamBeginCapture");

@@ -144,6 +144,82 @@ private Q_SLOTS:
         QVERIFY(!find(r, FindingKind::LowUtilization));
     }
 
+    // torch.compile compiling inside the window: said first; at >= 50 % of the window no
+    // timing findings (the window is the compiler's); below, the others stay.
+    void compilationInTheWindow() {
+        auto trace = [](int64_t compileUs) {
+            TraceText t;
+            for (int s = 0; s < 4; ++s) {
+                const int64_t b = s * 10000;
+                t.step(s, b, 9000);
+                if (s == 0)
+                    t.annotation("_compile.compile_inner (dynamo_timed)", b + 10, compileUs);
+                t.cpu("Torch-Compiled Region: 0/0", b + 10 + (s == 0 ? compileUs : 0), 300);
+                t.launch("triton_poi_fused_add_0", b + 20 + (s == 0 ? compileUs : 0), 5,
+                         b + 40 + (s == 0 ? compileUs : 0), 200);
+            }
+            return t;
+        };
+        const AnalysisResult heavy = run(trace(8500));
+        QVERIFY(!heavy.findings.empty());
+        QCOMPARE(heavy.findings.front().kind,
+                 FindingKind::Compilation); // 8.5 of ~37 ms: high, not silencing
+        QCOMPARE(heavy.findings.front().severity, FindingSeverity::High);
+        QVERIFY(!heavy.findings.front().silencesTiming);
+        const AnalysisResult light = run(trace(3000));
+        const Finding* f = find(light, FindingKind::Compilation);
+        QVERIFY(f);
+        QCOMPARE(light.findings.front().kind, FindingKind::Compilation);
+        QVERIFY(f->explanation.find("include it") != std::string::npos);
+        QVERIFY(light.findings.size() > 1);
+        // A window that is mostly compiling: no timing findings.
+        TraceText t;
+        t.step(0, 0, 100000);
+        t.annotation("OutputGraph.call_user_compiler (dynamo_timed)", 10, 90000);
+        t.launch("k", 95000, 5, 95010, 100);
+        const AnalysisResult mostly = run(t);
+        QCOMPARE(mostly.findings.size(), size_t(1));
+        QVERIFY(mostly.findings.front().silencesTiming);
+        // A recompilation is named even when compiling is short.
+        TraceText r;
+        for (int s = 0; s < 3; ++s) {
+            r.step(s, s * 1000, 900);
+            r.cpu(s == 2 ? "Torch-Compiled Region: 0/1" : "Torch-Compiled Region: 0/0",
+                  s * 1000 + 10, 100);
+            r.launch("k", s * 1000 + 20, 5, s * 1000 + 40, 500);
+        }
+        const Finding* rc = find(run(r), FindingKind::Compilation);
+        QVERIFY(rc);
+        QVERIFY2(rc->explanation.find("frame 0 ×1") != std::string::npos, rc->explanation.c_str());
+    }
+
+    void graphBreaksPerStep() {
+        TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 1000;
+            t.step(s, b, 900);
+            for (int frame = 0; frame < 3; ++frame) {
+                t.cpu("Torch-Compiled Region: " + std::to_string(frame) + "/0",
+                      b + 10 + frame * 200, 150);
+                t.launch("triton_poi_fused_" + std::to_string(frame), b + 20 + frame * 200, 5,
+                         b + 40 + frame * 200, 100);
+            }
+        }
+        const AnalysisResult r = run(t);
+        const Finding* f = find(r, FindingKind::GraphBreaks);
+        QVERIFY(f);
+        QVERIFY2(f->title.find("3 graphs per step") != std::string::npos, f->title.c_str());
+        QVERIFY(f->fix.find("torch._dynamo.explain") != std::string::npos);
+        // One compiled frame per step: no word about breaks.
+        TraceText one;
+        for (int s = 0; s < 4; ++s) {
+            one.step(s, s * 1000, 900);
+            one.cpu("Torch-Compiled Region: 0/0", s * 1000 + 10, 150);
+            one.launch("k", s * 1000 + 20, 5, s * 1000 + 40, 100);
+        }
+        QVERIFY(!find(run(one), FindingKind::GraphBreaks));
+    }
+
     void dataLoading() {
         auto loader = [](TraceText& t, int64_t b) {
             t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b, 400);

@@ -40,6 +40,7 @@ struct Thresholds {
     double commExposedMinShare = 0.10;
     double memoryPressureMinReserved = 0.90;
     double lowUtilizationMax = 0.50;
+    double compilationMinShare = 0.05;
     double longStepFactor = 1.5;
     double severityHigh = 0.10, severityMedium = 0.03, severityNote = 0.01;
 };
@@ -232,6 +233,8 @@ enum class FindingKind : uint8_t {
     MemoryPressure,
     LowUtilization,
     GraphCapture, // context: the trace records a CUDA/HIP graph capture, not execution
+    Compilation,  // context: torch.compile compiles (or recompiles) inside the window
+    GraphBreaks,  // context: several compiled regions per step (graph breaks)
     Count
 };
 std::string_view findingKindName(FindingKind k);      // "data_loading"
@@ -255,6 +258,9 @@ struct Finding {
     std::string snippet;               // short PyTorch code
     double confidence = 0.5;           // 0..1
     std::vector<std::pair<std::string, int64_t>> waitedFor;  // top ops during the idle time
+    // A context finding saying the window's timing is not the model's (a graph capture, a
+    // window mostly compiling): analyze() then gives no timing findings.
+    bool silencesTiming = false;
 };
 
 /// CPU-only traces (steps, but no GPU work): where the thread running the steps spent the

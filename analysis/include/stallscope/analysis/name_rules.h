@@ -15,8 +15,12 @@ bool isSyncCall(std::string_view name);                // waits for the GPU: str
 bool isSyncCopyCall(std::string_view name);            // synchronous copies: cudaMemcpy, cuMemcpyHtoD, hipMemcpy
 bool isCopyCall(std::string_view name);                // any runtime/driver copy call
 bool isLaunchCall(std::string_view name);              // calls that enqueue GPU work
-bool isCaptureBegin(
-    std::string_view name); // cudaStreamBeginCapture, hipStreamBeginCapture, cuStreamBeginCapture
+// torch.compile at work: "(dynamo_timed)" phases, compile_fx, autotuning
+bool isCompilation(std::string_view name);
+// "Torch-Compiled Region: 3/1": compiled frame 3, its compile 1 (a recompilation)
+bool isCompiledRegion(std::string_view name);
+// cudaStreamBeginCapture, hipStreamBeginCapture, cuStreamBeginCapture
+bool isCaptureBegin(std::string_view name);
 bool isCaptureEnd(std::string_view name); // ...EndCapture
 // Kernels (family, precision, Tensor Cores) are classified by the kernel catalogue
 // (kernel_catalogue.h, analysis/data/kernel_catalogue.txt), not here.
