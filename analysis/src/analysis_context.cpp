@@ -17,10 +17,25 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     markLaunchers();
 }
 
-uint16_t Context::nameClass(uint32_t slice) const {
+bool Context::anyNamed(NameClass c) const {
+    if (!m_rareNames) {
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < trace.strings().size(); ++i) {
+            const std::string_view n = trace.str(StringId(i));
+            if (names::isCompilation(n)) m |= kNcCompile;
+            if (names::isCompiledRegion(n)) m |= kNcCompiledRegion;
+            if (names::isCaptureBegin(n)) m |= kNcCaptureBegin;
+            if (names::isCaptureEnd(n)) m |= kNcCaptureEnd;
+        }
+        m_rareNames = m;
+    }
+    return (*m_rareNames & c) != 0;
+}
+
+uint32_t Context::nameClass(uint32_t slice) const {
     const StringId id = trace.slices().name[slice];
     if (m_nameClass.size() <= id.index()) m_nameClass.resize(trace.strings().size(), 0);
-    uint16_t& c = m_nameClass[id.index()];
+    uint32_t& c = m_nameClass[id.index()];
     if (c & kNcKnown) return c;
     const std::string_view n = trace.str(id);
     c = kNcKnown;
@@ -40,6 +55,10 @@ uint16_t Context::nameClass(uint32_t slice) const {
     if (k.matmul() && k.precision == Precision::FP32 && k.tensorCore != TensorCoreUse::Yes)
         c |= kNcFp32Matmul;
     if (names::isProfilerStep(n)) c |= kNcProfilerStep;
+    if (names::isCompilation(n)) c |= kNcCompile;
+    if (names::isCompiledRegion(n)) c |= kNcCompiledRegion;
+    if (names::isCaptureBegin(n)) c |= kNcCaptureBegin;
+    if (names::isCaptureEnd(n)) c |= kNcCaptureEnd;
     return c;
 }
 

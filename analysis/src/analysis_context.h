@@ -2,6 +2,7 @@
 // Shared, precomputed views of a trace used by every part of the analysis.
 #include "stallscope/analysis/analysis.h"
 
+#include <optional>
 #include <vector>
 
 namespace stallscope::analysis::detail {
@@ -11,7 +12,7 @@ using model::TrackId;
 
 /// Name rules (name_rules.h) and the kernel catalogue (kernel_catalogue.h) evaluated once
 /// per distinct name.
-enum NameClass : uint16_t {
+enum NameClass : uint32_t {
     kNcDataLoader = 1u << 0,
     kNcInputPrep = 1u << 1,
     kNcOptimizer = 1u << 2,
@@ -26,6 +27,10 @@ enum NameClass : uint16_t {
     kNcProfilerStep = 1u << 11,
     kNcFp32Matmul = 1u << 12,     // a matrix multiply whose name says fp32, not on Tensor Cores
     kNcPrecisionNamed = 1u << 13, // the catalogue knows its precision from the name
+    kNcCompile = 1u << 14,        // a torch.compile phase (names::isCompilation)
+    kNcCompiledRegion = 1u << 16, // "Torch-Compiled Region ..."
+    kNcCaptureBegin = 1u << 17,
+    kNcCaptureEnd = 1u << 18,
     kNcKnown = 1u << 15,
 };
 
@@ -55,8 +60,12 @@ public:
         return trace.str(trace.slices().name[slice]);
     }
     /// Name classes of a slice's name (cached per distinct name).
-    [[nodiscard]] uint16_t nameClass(uint32_t slice) const;
+    [[nodiscard]] uint32_t nameClass(uint32_t slice) const;
     [[nodiscard]] bool is(uint32_t slice, NameClass c) const { return (nameClass(slice) & c) != 0; }
+    /// Whether any string of the trace is of class `c`, for the rare classes (compile
+    /// phases, compiled regions, capture calls): one pass over the string pool, so the
+    /// detectors that need them skip their pass over the slices on the usual trace.
+    [[nodiscard]] bool anyNamed(NameClass c) const;
     [[nodiscard]] int64_t start(uint32_t s) const { return trace.slices().start[s]; }
     [[nodiscard]] int64_t end(uint32_t s) const { return trace.slices().start[s] + trace.slices().dur[s]; }
     [[nodiscard]] model::EventKind kind(uint32_t s) const { return trace.slices().kind[s]; }
@@ -68,7 +77,8 @@ public:
     [[nodiscard]] int64_t windowLength() const { return window.length(); }
 
 private:
-    mutable std::vector<uint16_t> m_nameClass;  // by StringId
+    mutable std::vector<uint32_t> m_nameClass;   // by StringId
+    mutable std::optional<uint32_t> m_rareNames; // anyNamed's classes present
     void collectDevices();
     void findSteps();
     void resolveWindow();

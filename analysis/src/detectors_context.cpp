@@ -18,6 +18,7 @@ using namespace model;
 /// a capture's launches mostly lie outside of.
 void detectGraphCapture(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
+    if (!c.anyNamed(kNcCaptureBegin)) return;
     const Trace& t = c.trace;
     const SliceTable& s = t.slices();
     struct Region {
@@ -36,10 +37,9 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
         int64_t open = INT64_MIN;
         uint32_t openSlice = 0;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
-            const std::string_view n = t.str(s.name[i]);
-            if (names::isCaptureBegin(n) && open == INT64_MIN)
+            if (c.is(i, kNcCaptureBegin) && open == INT64_MIN)
                 open = s.start[i], openSlice = i;
-            else if (names::isCaptureEnd(n) && open != INT64_MIN) {
+            else if (c.is(i, kNcCaptureEnd) && open != INT64_MIN) {
                 rs.push_back({open, s.end(i), openSlice});
                 open = INT64_MIN;
             }
@@ -57,6 +57,7 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
             if (inside && evidence.size() < 12) evidence.push_back(SliceId(i));
         }
     }
+    if (captured == 0) return; // no capture in the trace (the usual case: one pass over the names)
     // Launches on threads without a capture region count too (they ran, or not).
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         if (t.tracks()[ti].kind == TrackKind::GpuStream || !regions[ti].empty()) continue;
@@ -103,15 +104,15 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
 
 namespace {
 
-/// Outermost slices in the window whose names match `pred`, on every CPU thread.
-std::vector<SliceId> outermost(const Context& c, bool (*pred)(std::string_view)) {
+/// Outermost slices in the window of name class `nc`, on every thread.
+std::vector<SliceId> outermost(const Context& c, NameClass nc) {
     const SliceTable& s = c.trace.slices();
     return findSlices(
         c,
         [&](uint32_t i) {
-            if (!pred(c.name(i))) return false;
+            if (!c.is(i, nc)) return false;
             for (SliceId p = s.parent[i]; p.valid(); p = s.parent[p.index()])
-                if (pred(c.name(p.index()))) return false;
+                if (c.is(p.index(), nc)) return false;
             return true;
         },
         SIZE_MAX);
@@ -146,8 +147,9 @@ std::pair<int, int> regionIds(std::string_view n) {
 /// frame's compile id above 0) are named too: each one compiles again.
 void detectCompilation(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
+    if (!c.anyNamed(static_cast<NameClass>(kNcCompile | kNcCompiledRegion))) return;
     const SliceTable& s = c.trace.slices();
-    const std::vector<SliceId> phases = outermost(c, names::isCompilation);
+    const std::vector<SliceId> phases = outermost(c, kNcCompile);
     Intervals spans;
     for (SliceId id : phases)
         spans.push_back({std::max(s.start[id.index()], c.window.startNs),
@@ -157,7 +159,7 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
     for (const Interval& iv : spans) compileNs += iv.length();
     std::map<int, int> recompiled; // frame -> highest compile id seen
     for (SliceId id : findSlices(
-             c, [&](uint32_t i) { return names::isCompiledRegion(c.name(i)); }, SIZE_MAX)) {
+             c, [&](uint32_t i) { return c.is(i, kNcCompiledRegion); }, SIZE_MAX)) {
         const auto [frame, compile] = regionIds(c.name(id.index()));
         if (frame >= 0 && compile >= 1) recompiled[frame] = std::max(recompiled[frame], compile);
     }
@@ -214,12 +216,12 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
 /// model and a compiled optimizer step): the text says so.
 void detectGraphBreaks(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
-    if (c.steps.empty()) return;
+    if (c.steps.empty() || !c.anyNamed(kNcCompiledRegion)) return;
     const SliceTable& s = c.trace.slices();
     std::map<int64_t, std::map<int, int>> framesPerStep; // step -> frame -> regions
     std::vector<SliceId> evidence;
     for (SliceId id : findSlices(
-             c, [&](uint32_t i) { return names::isCompiledRegion(c.name(i)); }, SIZE_MAX)) {
+             c, [&](uint32_t i) { return c.is(i, kNcCompiledRegion); }, SIZE_MAX)) {
         const Step* st = c.stepAt(s.start[id.index()]);
         const int frame = regionIds(c.name(id.index())).first;
         if (!st || frame < 0) continue;

@@ -23,7 +23,7 @@ CpuActivity collectCpuActivity(const Context& c) {
         for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             const Interval iv{s.start[i], s.start[i] + s.dur[i]};
             if (iv.end <= lo) continue;
-            const uint16_t nc = c.nameClass(i);
+            const uint32_t nc = c.nameClass(i);
             if (nc & kNcProfilerStep) continue;
             if (isLaunchSide(s.kind[i])) runtime.push_back(iv);
             if (nc & kNcDataLoader) loader.push_back(iv);

@@ -177,7 +177,7 @@ private:
 
     /// A copy call that moves pageable memory (or blocks by design).
     bool isBlockingCopyCall(uint32_t s) const {
-        const uint16_t nc = m_c.nameClass(s);
+        const uint32_t nc = m_c.nameClass(s);
         if (nc & kNcSyncCopy) return true;
         if (!(nc & kNcCopy)) return false;
         for (const CorrelationEntry& g : m_c.trace.gpuWorkOf(SliceId(s))) {
@@ -190,7 +190,7 @@ private:
     IdleCause classifyChain(uint32_t innermost) const {
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
-            const uint16_t nc = m_c.nameClass(i);
+            const uint32_t nc = m_c.nameClass(i);
             if ((nc & kNcDataLoader) || (m_leading && (nc & kNcInputPrep))) return IdleCause::DataLoading;
             if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync) return IdleCause::HostSync;
             if (isBlockingCopyCall(i)) return enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy;
