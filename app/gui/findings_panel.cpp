@@ -1,5 +1,7 @@
 #include "findings_panel.h"
 
+#include "stallscope/analysis/detector_catalogue.h"
+
 #include "gui_text.h"
 
 #include "idle_chart.h"
@@ -58,6 +60,14 @@ int FindingsModel::rowCount(const QModelIndex& parent) const {
 
 int FindingsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
+namespace {
+/// A context finding (graph capture, compilation, graph breaks): what kind of trace this
+/// is, not a saving (analysis::detectorCatalogue(): DetectorStage::Context).
+bool isContext(const analysis::Finding& f) {
+    return analysis::detectorEntry(f.kind).stage == analysis::DetectorStage::Context;
+}
+} // namespace
+
 QVariant FindingsModel::data(const QModelIndex& index, int role) const {
     const Finding* f = finding(index.row());
     if (!f || !index.isValid()) return {};
@@ -65,8 +75,11 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
         case Severity: return QString::fromStdString(std::string(severityName(f->severity)));
         case Title: return QString::fromStdString(f->title);
-        case Saving: return durationText(f->savingNs, 1);
-        case Share: return QString::number(f->savingShare * 100, 'f', 1) + "%";
+        // Context findings (what kind of trace this is) save nothing themselves.
+        case Saving: return isContext(*f) ? tr("context") : durationText(f->savingNs, 1);
+        case Share:
+            return isContext(*f) ? QStringLiteral("—")
+                                 : QString::number(f->savingShare * 100, 'f', 1) + "%";
         default: return {};
         }
     }
@@ -178,11 +191,23 @@ void FindingsPanel::showDetail(int row) {
     const QString color = Theme::current().severityColor(f->severity).name();
     QString h;
     h += QString("<h3 style='margin-bottom:2px'>%1</h3>").arg(html(f->title));
-    h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · saves up to <b>%3</b> "
-                 "(%4% of %7) · confidence %5% · <span style='color:gray'>%6</span></p>")
-             .arg(color, QString::fromStdString(std::string(severityName(f->severity))).toUpper(), durationText(f->savingNs, 1),
-                  QString::number(f->savingShare * 100, 'f', 1), QString::number(int(f->confidence * 100)), html(f->id),
-                  stepWindow(m_analysis.get()) ? tr("step time") : tr("the window"));
+    if (isContext(*f))
+        h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · "
+                     "about the trace, "
+                     "said before any timing finding · confidence %3% · <span "
+                     "style='color:gray'>%4</span></p>")
+                 .arg(color,
+                      QString::fromStdString(std::string(severityName(f->severity))).toUpper(),
+                      QString::number(int(f->confidence * 100)), html(f->id));
+    else
+        h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · "
+                     "saves up to <b>%3</b> "
+                     "(%4% of %7) · confidence %5% · <span style='color:gray'>%6</span></p>")
+                 .arg(color,
+                      QString::fromStdString(std::string(severityName(f->severity))).toUpper(),
+                      durationText(f->savingNs, 1), QString::number(f->savingShare * 100, 'f', 1),
+                      QString::number(int(f->confidence * 100)), html(f->id),
+                      stepWindow(m_analysis.get()) ? tr("step time") : tr("the window"));
     h += "<p>" + html(f->explanation) + "</p>";
     if (!f->waitedFor.empty()) {
         h += "<p><b>What the GPU waited for</b></p><table cellspacing='0' cellpadding='2'>";

@@ -188,7 +188,8 @@ private Q_SLOTS:
                   s * 1000 + 10, 100);
             r.launch("k", s * 1000 + 20, 5, s * 1000 + 40, 500);
         }
-        const Finding* rc = find(run(r), FindingKind::Compilation);
+        const AnalysisResult recompiled = run(r);
+        const Finding* rc = find(recompiled, FindingKind::Compilation);
         QVERIFY(rc);
         QVERIFY2(rc->explanation.find("frame 0 ×1") != std::string::npos, rc->explanation.c_str());
     }
