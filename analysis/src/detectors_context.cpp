@@ -25,7 +25,7 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
         int64_t start, end;
         uint32_t begin; // the BeginCapture call
     };
-    std::map<uint32_t, std::vector<Region>> regions; // per CPU track
+    std::vector<Region> regions, rs; // all of them; this thread's
     size_t launches = 0, captured = 0, ran = 0;
     std::vector<SliceId> evidence;
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
@@ -33,7 +33,7 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
         if (tr.kind == TrackKind::GpuStream) continue;
         // Regions on this thread: each BeginCapture to the next EndCapture (to the trace's
         // end when the capture does not end in the trace).
-        std::vector<Region>& rs = regions[ti];
+        rs.clear();
         int64_t open = INT64_MIN;
         uint32_t openSlice = 0;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
@@ -45,25 +45,17 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
             }
         }
         if (open != INT64_MIN) rs.push_back({open, t.endNs(), openSlice});
-        if (rs.empty()) continue;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
             if (!c.is(i, kNcLaunch)) continue;
             ++launches;
+            ran += !t.gpuWorkOf(SliceId(i)).empty();
             const bool inside = std::any_of(rs.begin(), rs.end(), [&](const Region& r) {
                 return s.start[i] >= r.start && s.start[i] < r.end;
             });
             captured += inside;
-            ran += !t.gpuWorkOf(SliceId(i)).empty();
             if (inside && evidence.size() < 12) evidence.push_back(SliceId(i));
         }
-    }
-    if (captured == 0) return; // no capture in the trace (the usual case: one pass over the names)
-    // Launches on threads without a capture region count too (they ran, or not).
-    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
-        if (t.tracks()[ti].kind == TrackKind::GpuStream || !regions[ti].empty()) continue;
-        const TrackInfo& tr = t.tracks()[ti];
-        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
-            if (c.is(i, kNcLaunch)) ++launches, ran += !t.gpuWorkOf(SliceId(i)).empty();
+        regions.insert(regions.end(), rs.begin(), rs.end());
     }
     if (captured == 0 || 2 * captured < launches) return;
     Finding f = makeFinding(c, FindingKind::GraphCapture, -1, 0);
@@ -72,11 +64,10 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
     f.confidence = 0.9;
     Intervals ranges;
     std::vector<SliceId> begins;
-    for (const auto& [ti, rs] : regions)
-        for (const Region& r : rs) {
-            ranges.push_back({r.start, r.end});
-            if (begins.size() < 4) begins.push_back(SliceId(r.begin));
-        }
+    for (const Region& r : regions) {
+        ranges.push_back({r.start, r.end});
+        if (begins.size() < 4) begins.push_back(SliceId(r.begin));
+    }
     f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
     f.evidence = begins;
     f.evidence.insert(f.evidence.end(), evidence.begin(), evidence.end());

@@ -1,8 +1,9 @@
 #include "stallscope/analysis/kernel_catalogue.h"
 
+#include "stallscope/analysis/name_rules.h"
+
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cstdlib>
 
 namespace stallscope::analysis {
@@ -23,21 +24,6 @@ template <size_t N> int indexOf(const std::array<std::string_view, N>& names, st
     for (size_t i = 0; i < N; ++i)
         if (names[i] == v) return static_cast<int>(i);
     return -1;
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-}
-
-/// Case-insensitive search of a lower-case needle.
-bool icontains(std::string_view hay, std::string_view needleLower) {
-    if (needleLower.size() > hay.size()) return false;
-    return std::search(hay.begin(), hay.end(), needleLower.begin(), needleLower.end(),
-                       [](char a, char b) {
-                           return std::tolower(static_cast<unsigned char>(a)) == b;
-                       }) != hay.end();
 }
 
 std::string_view nextWord(std::string_view& s) {
@@ -118,7 +104,7 @@ std::optional<KernelCatalogue> KernelCatalogue::parse(std::string_view text, std
         else
             return fail("unknown match '" + std::string(match) +
                         "' (prefix, contains or icontains)");
-        r.pattern = r.match == Rule::Match::IContains ? lower(pattern) : std::string(pattern);
+        r.pattern = std::string(pattern);
         cat.m_rules.push_back(std::move(r));
     }
     return cat;
@@ -145,7 +131,7 @@ KernelClass KernelCatalogue::classify(std::string_view name) const {
         const bool hit =
             r.match == Rule::Match::Prefix     ? name.substr(0, r.pattern.size()) == r.pattern
             : r.match == Rule::Match::Contains ? name.find(r.pattern) != std::string_view::npos
-                                               : icontains(name, r.pattern);
+                                               : names::containsNoCase(name, r.pattern);
         if (!hit) continue;
         *done = true;
         switch (r.field) {

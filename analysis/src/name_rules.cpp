@@ -12,14 +12,6 @@ namespace {
 bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
 bool contains(std::string_view s, std::string_view p) { return s.find(p) != std::string_view::npos; }
 
-bool containsNoCase(std::string_view s, std::string_view p) {
-    if (p.size() > s.size()) return false;
-    auto it = std::search(s.begin(), s.end(), p.begin(), p.end(), [](char a, char b) {
-        return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-    });
-    return it != s.end();
-}
-
 template <size_t N>
 bool anyOf(std::string_view s, const std::array<std::string_view, N>& needles) {
     for (auto n : needles)
@@ -27,14 +19,16 @@ bool anyOf(std::string_view s, const std::array<std::string_view, N>& needles) {
     return false;
 }
 
-template <size_t N>
-bool anyOfNoCase(std::string_view s, const std::array<std::string_view, N>& needles) {
-    for (auto n : needles)
-        if (containsNoCase(s, n)) return true;
-    return false;
-}
-
 } // namespace
+
+bool containsNoCase(std::string_view s, std::string_view p) {
+    if (p.size() > s.size()) return false;
+    auto it = std::search(s.begin(), s.end(), p.begin(), p.end(), [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) ==
+               std::tolower(static_cast<unsigned char>(b));
+    });
+    return it != s.end();
+}
 
 bool isProfilerStep(std::string_view name) { return profilerStepNumber(name) >= 0; }
 

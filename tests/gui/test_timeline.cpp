@@ -364,7 +364,7 @@ private Q_SLOTS:
 
     void tickStepsAreRoundNumbers() {
         for (double nsPerPx : {0.5, 13.0, 1e3, 7.7e4, 2e6}) {
-            const int64_t step = TimelineRenderer::tickStep(nsPerPx, 90);
+            const int64_t step = scene::placeTicks({0, nsPerPx, 0, 1000}, 0, 90).step;
             QVERIFY(double(step) / nsPerPx >= 90);
             int64_t m = step;
             while (m % 10 == 0) m /= 10;

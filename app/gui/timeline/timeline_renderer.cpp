@@ -3,7 +3,6 @@
 #include "../theme.h"
 #include "timeline_search.h"
 
-#include "stallscope/base/loop_guard.h"
 #include "stallscope/base/text_format.h"
 #include "stallscope/model/time_math.h"
 
@@ -26,8 +25,6 @@ constexpr int kLane = TimelineLayout::kLaneHeight;
 inline uint32_t nameHash(StringId id) { return id.value * 2654435761u; }
 
 } // namespace
-
-int64_t TimelineRenderer::tickStep(double nsPerPx, double minPx) { return base::tickStep(nsPerPx, minPx); }
 
 QString TimelineRenderer::formatTime(int64_t ns, int64_t step) {
     return QString::fromStdString(base::formatOffset(ns, step));

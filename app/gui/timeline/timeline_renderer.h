@@ -42,9 +42,8 @@ public:
     /// Widget-space rectangle of a slice (invalid when its row is hidden).
     static QRectF sliceRect(const TimelineLayout& layout, const TimelineViewport& vp, model::SliceId slice);
     /// Picks the slice under (x, y); tolerates a few pixels around narrow slices.
-    static model::SliceId hitTest(const TimelineLayout& layout, const TimelineViewport& vp, double x, double y);
-    /// Tick spacing in ns for labels at least `minPx` apart.
-    static int64_t tickStep(double nsPerPx, double minPx);
+    static model::SliceId hitTest(const TimelineLayout& layout, const TimelineViewport& vp,
+                                  double x, double y);
     static QString formatTime(int64_t ns, int64_t step);
     /// The fill colour of a slice drawn on its own (by kind, varied by name).
     static QColor sliceColor(const model::Trace& t, model::SliceId slice);

@@ -51,8 +51,8 @@ public:
     struct Rule {
         enum class Field : uint8_t { Family, Precision, TensorCore } field;
         enum class Match : uint8_t { Prefix, Contains, IContains } match;
-        uint8_t value;       // a KernelFamily, Precision or TensorCoreUse
-        std::string pattern; // lower case for IContains
+        uint8_t value; // a KernelFamily, Precision or TensorCoreUse
+        std::string pattern;
         int line;
     };
     /// Parses catalogue text; nullopt with `error` ("line N: ...") on a malformed rule.

@@ -5,6 +5,7 @@
 
 namespace stallscope::analysis::names {
 
+bool containsNoCase(std::string_view s, std::string_view p); // ASCII case-insensitive find
 bool isProfilerStep(std::string_view name);            // ProfilerStep#N
 int64_t profilerStepNumber(std::string_view name);     // N, or -1
 bool isDataLoader(std::string_view name);              // enumerate(DataLoader)#..., enumerate(DataPipe)#...
