@@ -5,6 +5,8 @@
 #include "device_metrics.h"
 #include "hta_compat.h"
 #include "idle_attribution.h"
+#include "replay.h"
+#include "stallscope/base/text_format.h"
 #include "stats_tables.h"
 
 #include <algorithm>
@@ -54,6 +56,103 @@ std::string_view severityName(FindingSeverity s) {
     case FindingSeverity::Note: return "note";
     }
     return "note";
+}
+
+namespace {
+
+/// Each idle nanosecond to at most one finding: a device-to-host copy's wait is host_sync's
+/// (it charges it), so blocking_h2d_copy keeps only the rest of the blocking-copy idle.
+void partitionIdle(std::vector<Finding>& findings) {
+    for (Finding& b : findings) {
+        if (b.kind != FindingKind::BlockingH2dCopy) continue;
+        for (const Finding& h : findings)
+            if (h.kind == FindingKind::HostSync && h.device == b.device)
+                b.idleNs = std::max<int64_t>(0, b.idleNs - h.idleNs);
+    }
+}
+
+/// The savings from the replay: per device, the findings' fixes applied one after the other
+/// (greedy: the fix that saves the most next); each finding saves what its fix adds. The
+/// savings of a device thus add up to the replay of all its fixes.
+/// Findings without a fix save 0 and keep their severity (low_utilization: the idle time it
+/// is charged; memory_pressure: a risk; gpu_not_used: the whole window).
+void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Finding>& findings) {
+    std::vector<int32_t> subjects;
+    for (const DeviceMetrics& d : r.devices) subjects.push_back(d.device);
+    if (r.hostOnly) subjects.push_back(-1);
+    for (int32_t device : subjects) {
+        std::vector<Finding*> fs;
+        for (Finding& f : findings)
+            if (f.device == device && f.replayFix != Fix::Count) fs.push_back(&f);
+        if (fs.empty()) continue;
+        std::stable_sort(fs.begin(), fs.end(), [](const Finding* a, const Finding* b) {
+            return a->savingNs > b->savingNs;
+        });
+        const detail::DeviceActivity* dev = nullptr;
+        for (const auto& d : c.devices)
+            if (d.device == device) dev = &d;
+        double commKeep = 1;
+        for (const DeviceMetrics& d : r.devices)
+            if (d.device == device && d.commNs > 0)
+                commKeep = double(d.commOverlapNs) / double(d.commNs);
+        const detail::Replay replay(c, dev, commKeep);
+        const int64_t base = replay.run(0);
+        if (base <= 0) continue;
+        Waterfall wf;
+        wf.device = device;
+        wf.measuredNs = c.window.length();
+        wf.replayedNs = base;
+        // Greedy: each bar applies the remaining fix that saves the most on top of the ones
+        // before it (ties: the detector's estimate, larger first).
+        FixSet applied = 0;
+        int64_t before = base;
+        while (!fs.empty()) {
+            size_t best = 0;
+            int64_t bestAfter = INT64_MAX;
+            for (size_t i = 0; i < fs.size(); ++i) {
+                const int64_t after =
+                    std::min(before, replay.run(applied | fixBit(fs[i]->replayFix)));
+                if (after < bestAfter) best = i, bestAfter = after;
+            }
+            Finding* f = fs[best];
+            fs.erase(fs.begin() + long(best));
+            applied |= fixBit(f->replayFix);
+            detail::setSaving(c, *f, before - bestAfter);
+            wf.bars.push_back({f->id, f->replayFix, wf.measuredNs - (base - bestAfter)});
+            before = bestAfter;
+        }
+        r.waterfalls.push_back(std::move(wf));
+    }
+    // host_sync fires on what the waits cost: when neither the replay nor the idle it is
+    // charged reaches the note threshold (a short wait for nothing), it is not a finding.
+    const double note =
+        c.options.thresholds.severityNote * double(std::max<int64_t>(1, c.window.length()));
+    std::erase_if(findings, [note](const Finding& f) {
+        return f.kind == FindingKind::HostSync && double(f.savingNs) < note &&
+               double(f.idleNs) < note;
+    });
+    // Findings with no fix to replay save nothing.
+    for (Finding& f : findings)
+        if (f.replayFix == Fix::Count) {
+            // What they are about stays as severe as it was; there is just no fix to time.
+            const FindingSeverity keep = f.severity;
+            detail::setSaving(c, f, 0);
+            f.severity = keep;
+        }
+}
+
+} // namespace
+
+std::string savingText(const Finding& f, std::string_view of) {
+    if (f.replayFix != Fix::Count)
+        return "saves " + base::formatDuration(f.savingNs) + " (" +
+               base::formatPercent(f.savingShare) + " of " + std::string(of) + ") with " +
+               std::string(fixDescription(f.replayFix)) + ", by the replay";
+    if (f.idleNs > 0)
+        return "no fix to replay; " + base::formatDuration(f.idleNs) +
+               " of idle time charged to it";
+    return "no time to save: " +
+           std::string(f.kind == FindingKind::MemoryPressure ? "a risk" : "context");
 }
 
 AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options) {
@@ -108,26 +207,20 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     std::vector<Finding> findings;
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Cause && !noTiming) d.run(in, findings);
-    // Fallbacks (host_bound) only where no more specific finding covers the same time.
-    for (const Detector& d : detectors()) {
-        if (d.entry.stage != DetectorStage::Fallback || noTiming) continue;
-        std::vector<Finding> fallback;
-        d.run(in, fallback);
-        for (Finding& f : fallback) {
-            bool covered = false;
-            for (const Finding& g : findings)
-                covered |= g.device == f.device &&
-                           (g.kind == FindingKind::LightModel || g.kind == FindingKind::LaunchBound) &&
-                           2.0 * double(g.savingNs) >= double(f.savingNs);
-            if (!covered) findings.push_back(std::move(f));
-        }
-    }
+    partitionIdle(findings);
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
+    replaySavings(c, r, findings);
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
+        if (a.idleNs != b.idleNs) return a.idleNs > b.idleNs;
         return a.severity < b.severity;
     });
+    for (Finding& f : context) { // about the trace: no time to save, as severe as they were
+        const FindingSeverity keep = f.severity;
+        detail::setSaving(c, f, 0);
+        f.severity = keep;
+    }
     findings.insert(findings.begin(), std::make_move_iterator(context.begin()),
                     std::make_move_iterator(context.end()));
     r.findings = std::move(findings);

@@ -135,6 +135,28 @@ void Context::findSteps() {
     }
     for (auto& [n, st] : byNumber) steps.push_back(st);
     std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.startNs < b.startNs; });
+    // Kineto marks where it stopped recording ("Record Window End"); a step range still open
+    // then is written out to some later time, and nothing was recorded after the mark. The
+    // step ends at the mark (or its last recorded event, if later): the rest is not waiting.
+    if (const StringId mark = trace.strings().find("Record Window End"); mark.valid()) {
+        const InstantTable& in = trace.instants();
+        int64_t recordEnd = INT64_MAX;
+        for (size_t i = 0; i < in.size(); ++i)
+            if (in.name[i] == mark) recordEnd = std::min(recordEnd, in.ts[i]);
+        for (Step& st : steps) {
+            if (recordEnd == INT64_MAX || st.startNs >= recordEnd || st.endNs <= recordEnd)
+                continue;
+            int64_t lastInside = recordEnd;
+            for (uint32_t ti = 0; ti < trace.tracks().size(); ++ti) {
+                const TrackInfo& tr = trace.tracks()[ti];
+                for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+                    if (i != st.slice.index() && s.start[i] >= st.startNs && s.start[i] < st.endNs)
+                        lastInside = std::max(lastInside, std::min(st.endNs, s.end(i)));
+            }
+            st.endNs = lastInside;
+            clippedAtRecordEnd = true;
+        }
+    }
     for (Step& st : steps) st.gpuEndNs = gpuEndOfLaunchesIn(trace, options.device, st.startNs, st.endNs);
 }
 

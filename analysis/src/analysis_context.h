@@ -53,6 +53,8 @@ public:
     std::vector<Step> steps;
     std::vector<DeviceActivity> devices;
     Window window;
+    /// A step ran past Kineto's "Record Window End" mark and was cut there.
+    bool clippedAtRecordEnd = false;
     /// Per slice: true when it is, or contains, a launch call that started GPU work.
     std::vector<bool> launchesGpu;
 

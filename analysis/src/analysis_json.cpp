@@ -145,6 +145,12 @@ void writeFinding(JsonWriter& w, const Trace& t, const Finding& f, const JsonOpt
     w.key("severity").value(severityName(f.severity));
     w.key("saving_ns").value(f.savingNs);
     w.key("saving_pct").value(f.savingShare * 100, 3);
+    w.key("idle_ns").value(f.idleNs);
+    w.key("fix");
+    if (f.replayFix != Fix::Count)
+        w.value(fixName(f.replayFix));
+    else
+        w.null();
     w.key("title").value(f.title);
     w.key("ranges").beginArray();
     for (const Interval& iv : f.ranges) w.beginArray().value(iv.start).value(iv.end).endArray();
@@ -305,6 +311,23 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     else w.null();
     w.key("findings").beginArray();
     for (const auto& f : r.findings) writeFinding(w, t, f, o);
+    w.endArray();
+    w.key("waterfalls").beginArray();
+    for (const Waterfall& wf : r.waterfalls) {
+        w.beginObject();
+        w.key("device").value(wf.device);
+        w.key("measured_ns").value(wf.measuredNs);
+        w.key("bars").beginArray();
+        for (const WaterfallBar& b : wf.bars) {
+            w.beginObject();
+            w.key("finding").value(b.findingId);
+            w.key("fix").value(fixName(b.fix));
+            w.key("window_ns").value(b.windowNs);
+            w.endObject();
+        }
+        w.endArray();
+        w.endObject();
+    }
     w.endArray();
     w.key("hta").beginObject();
     w.key("valid").value(r.hta.valid);

@@ -11,9 +11,8 @@ struct Detector {
     void (*run)(const DetectorInput& in, Findings& out);
 };
 
-/// In run order; analyze() runs the Cause ones, then the Fallback ones (kept where no
-/// light_model/launch_bound finding of the device covers half their saving), then the
-/// Residual ones.
+/// In run order; analyze() runs the Context ones, then the Cause ones, then the Residual
+/// ones, then replays the fixes (replay.h) for the savings.
 const std::vector<Detector>& detectors();
 
 } // namespace stallscope::analysis::detail

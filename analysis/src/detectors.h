@@ -2,6 +2,9 @@
 // Detectors turn metrics and idle causes into findings (../shared/spec/analysis.md table; the exact
 // rules are in docs/analysis.md). Each appends zero or more findings.
 #include "analysis_context.h"
+#include "stallscope/analysis/kernel_catalogue.h"
+
+#include <map>
 
 #include <functional>
 #include <string>
@@ -21,13 +24,10 @@ void detectDataLoading(const DetectorInput& in, Findings& out);
 void detectBlockingH2dCopy(const DetectorInput& in, Findings& out);
 void detectHostSync(const DetectorInput& in, Findings& out);
 void detectLoggingCheckpoint(const DetectorInput& in, Findings& out);
-void detectHostBound(const DetectorInput& in, Findings& out);
 void detectGpuNotUsed(const DetectorInput& in, Findings& out);
 // GPU-side causes.
-void detectLaunchBound(const DetectorInput& in, Findings& out);
-void detectSmallBatch(const DetectorInput& in, Findings& out);
+void detectCpuDispatch(const DetectorInput& in, Findings& out);
 void detectNoTensorCores(const DetectorInput& in, Findings& out);
-void detectLightModel(const DetectorInput& in, Findings& out);
 void detectCommExposed(const DetectorInput& in, Findings& out);
 void detectMemoryPressure(const DetectorInput& in, Findings& out);
 // Context: what kind of trace this is (runs first).
@@ -38,6 +38,20 @@ void detectGraphBreaks(const DetectorInput& in, Findings& out);
 void detectLowUtilization(const DetectorInput& in, Findings& out);
 
 // ---- helpers shared by the detectors
+
+/// Kernels of a device inside [lo, hi), with their launch call.
+struct KernelView {
+    uint32_t slice;
+    model::SliceId launch;
+};
+std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int64_t lo,
+                                  int64_t hi);
+
+/// The precision of a kernel from its operator's input types (record_shapes): the launch
+/// call of the kernel, the innermost operator around it, its "Input type" argument. Cached
+/// per operator name; at most `budget` argument reads (each a read of the source).
+Precision kernelOperatorPrecision(const Context& c, uint32_t kernel,
+                                  std::map<uint32_t, Precision>& cache, size_t& budget);
 
 /// What a cause-based detector reads: each device's idle breakdown, or, in a CPU-only
 /// trace, the step thread's time (AnalysisResult::hostOnly, device -1).

@@ -16,6 +16,38 @@ std::vector<CauseSubject> causeSubjects(const AnalysisResult& r) {
     return v;
 }
 
+std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int64_t lo,
+                                  int64_t hi) {
+    const SliceTable& s = c.trace.slices();
+    std::vector<KernelView> out;
+    auto it = std::lower_bound(d.work.begin(), d.work.end(), lo,
+                               [&s](uint32_t w, int64_t v) { return s.start[w] < v; });
+    for (; it != d.work.end() && s.start[*it] < hi; ++it)
+        if (s.kind[*it] == EventKind::Kernel)
+            out.push_back({*it, d.launch[static_cast<size_t>(it - d.work.begin())]});
+    return out;
+}
+
+Precision kernelOperatorPrecision(const Context& c, uint32_t kernel,
+                                  std::map<uint32_t, Precision>& cache, size_t& budget) {
+    const SliceId launch = c.trace.launchOf(SliceId(kernel));
+    if (!launch.valid()) return Precision::Unknown;
+    const SliceId op = c.trace.enclosingOp(launch);
+    if (!op.valid()) return Precision::Unknown;
+    const uint32_t name = c.trace.slices().name[op.index()].value;
+    if (const auto it = cache.find(name); it != cache.end()) return it->second;
+    if (budget == 0) return Precision::Unknown;
+    --budget;
+    Precision p = Precision::Unknown;
+    std::vector<model::ArgValue> args;
+    std::string error;
+    if (c.trace.sliceArgs(op, args, error))
+        for (const auto& a : args)
+            if (a.key == "Input type") p = precisionFromInputTypes(a.json);
+    cache.emplace(name, p);
+    return p;
+}
+
 Finding makeFinding(const Context& c, FindingKind kind, int32_t device, int64_t savingNs) {
     Finding f;
     f.kind = kind;

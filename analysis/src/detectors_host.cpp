@@ -22,6 +22,8 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
         const int64_t ns = d.idle.causes[idx(IdleCause::DataLoading)].ns;
         if (double(ns) < c.options.thresholds.dataLoadingMinShare * double(c.window.length()) || ns <= 0) continue;
         Finding f = makeFinding(c, FindingKind::DataLoading, d.device, ns);
+        f.idleNs = ns;
+        f.replayFix = Fix::InputPipeline;
         const auto loaders = findSlices(c, [&](uint32_t i) { return c.is(i, kNcDataLoader); }, 50);
         bool singleProcess = false;
         for (SliceId s : loaders) singleProcess |= c.name(s.index()).find("SingleProcess") != std::string_view::npos;
@@ -86,6 +88,8 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         // Upper bound: the GPU idle while the thread was stuck in the copy calls, plus the
         // copies themselves, which pinned memory + non_blocking can overlap with compute.
         Finding f = makeFinding(c, FindingKind::BlockingH2dCopy, dev.device, idle + copyNs);
+        f.idleNs = idle; // less the part inside device-to-host copies, when host_sync charges it
+        f.replayFix = Fix::PinnedCopies;
         std::sort(copies.begin(), copies.end(), [&s](SliceId a, SliceId b) { return s.dur[a.index()] > s.dur[b.index()]; });
         Intervals ranges;
         for (SliceId id : copies) ranges.push_back({s.start[id.index()], s.start[id.index()] + s.dur[id.index()]});
@@ -151,19 +155,64 @@ std::string whereFrom(const Context& c, SliceId call) {
 }
 } // namespace
 
+namespace {
+/// When the work a wait waited for was queued before the wait began yet started only near
+/// its end, with the GPU idle meanwhile, the GPU itself waited for something the trace does
+/// not show (an event recorded by work outside the trace: another process, a stream that
+/// was not profiled). Says so, naming the stream-wait call that preceded it, if any.
+std::string queuedWorkStartedLate(const Context& c, const DeviceActivity& dev, SliceId wait) {
+    const SliceTable& s = c.trace.slices();
+    const int64_t a = s.start[wait.index()], b = s.end(wait.index());
+    if (b - a < 1'000'000) return {}; // short waits: not worth the words
+    for (size_t k = 0; k < dev.work.size(); ++k) {
+        const uint32_t w = dev.work[k];
+        const SliceId l = dev.launch[k];
+        if (s.start[w] < a + (b - a) / 2 || s.start[w] > b) continue;
+        if (!l.valid() || s.end(l.index()) > a) continue;
+        // The GPU idle from the wait's start until this work began?
+        if (lengthWithin(dev.busy, a, s.start[w]) * 10 > s.start[w] - a) return {};
+        std::string waitCall;
+        const TrackId th = s.track[l.index()];
+        const auto [first, last] = c.trace.sliceRange(th);
+        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[l.index()] - 5'000'000);
+             i < last && s.start[i] <= s.start[l.index()]; ++i)
+            if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
+                waitCall = std::string(c.name(i));
+        const std::string stream(c.trace.str(c.trace.track(s.track[w]).name));
+        return " The GPU work it waited for was queued " + fmtDuration(a - s.end(l.index())) +
+               " before the wait began (`" + std::string(c.name(w)).substr(0, 60) + "` on " +
+               stream + ") but started only " + fmtDuration(s.start[w] - a) +
+               " into it, with the GPU idle meanwhile: " +
+               (waitCall.empty() ? "the GPU waited for something the trace does not show"
+                                 : "after `" + waitCall +
+                                       "`, the stream waited for an event recorded by work the "
+                                       "trace does not show (another process, or a stream that "
+                                       "was not profiled)") +
+               ". Removing this wait alone would not start that work sooner; the replay counts "
+               "only what it can "
+               "see.";
+    }
+    return {};
+}
+} // namespace
+
 void detectHostSync(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     const SliceTable& s = c.trace.slices();
     // A synchronous copy that is not a host-to-device one (blocking_h2d_copy has those):
     // device-to-host or device-to-device, it returns once the copy, queued behind the
     // stream's earlier work, is done: a wait for the GPU like a synchronize.
+    // An "async" copy into pageable memory waits for its copy all the same.
     auto isSyncCopyOut = [&](uint32_t i) {
-        if (!c.is(i, kNcSyncCopy)) return false;
+        const bool sync = c.is(i, kNcSyncCopy);
+        if (!sync && !(c.is(i, kNcCopy) && isLaunchSide(s.kind[i]))) return false;
         const auto work = c.trace.gpuWorkOf(SliceId(i));
         if (work.empty())
-            return true; // the copy itself is not in the trace: it waited all the same
-        return parseCopyName(c.trace.str(s.name[work.front().slice.index()])).direction !=
-               CopyDirection::HtoD;
+            return sync; // the copy itself is not in the trace: a synchronous one waited all the
+                         // same
+        const CopyInfo ci = parseCopyName(c.trace.str(s.name[work.front().slice.index()]));
+        if (sync) return ci.direction != CopyDirection::HtoD;
+        return ci.direction == CopyDirection::DtoH && ci.dst == MemoryKind::Pageable;
     };
     // Outermost synchronising calls inside steps.
     auto isSync = [&](uint32_t i) {
@@ -211,6 +260,8 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         const int64_t saving = std::max(attributed, lostOverlap);
         if (double(saving) < c.options.thresholds.severityNote * double(c.window.length())) continue;
         Finding f = makeFinding(c, FindingKind::HostSync, dev.device, saving);
+        f.idleNs = attributed;
+        f.replayFix = Fix::RemoveSyncs;
         for (const Interval& iv : d->idle.intervals[idx(IdleCause::HostSync)]) ranges.push_back(iv);
         f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
         f.evidence.assign(syncs.begin(), syncs.begin() + static_cast<long>(std::min<size_t>(syncs.size(), 40)));
@@ -226,10 +277,10 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
                             " time" + (perStep == 1 ? "" : "s") + " per step";
         f.explanation =
             "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
-            " for the GPU to drain its queue. While it waited it could not prepare and queue the "
-            "next "
-            "work, so the GPU then idled: up to " +
-            fmtDuration(saving) + " of GPU idle time follows these waits." + whereFrom(c, longest) +
+            " for the GPU. While it waited it could not prepare and queue the next work; the GPU "
+            "idled " +
+            fmtDuration(attributed) + " inside these waits and up to " + fmtDuration(lostOverlap) +
+            " after them." + whereFrom(c, longest) + queuedWorkStartedLate(c, dev, longest) +
             " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
             "torch.cuda.synchronize() and data-dependent control flow.";
         f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() inside the step; "
@@ -253,6 +304,8 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
         const int64_t ns = d.idle.causes[idx(IdleCause::IoLoggingCheckpoint)].ns;
         if (double(ns) < c.options.thresholds.loggingMinShare * double(c.window.length()) || ns <= 0) continue;
         Finding f = makeFinding(c, FindingKind::LoggingCheckpoint, d.device, ns);
+        f.idleNs = ns;
+        f.replayFix = Fix::LogLessOften;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::IoLoggingCheckpoint)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::IoLoggingCheckpoint)], 5);
         f.evidence = findSlices(c, [&](uint32_t i) { return c.is(i, kNcIo); }, 40);
@@ -294,62 +347,16 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
     }
 }
 
-void detectHostBound(const DetectorInput& in, Findings& out) {
-    const Context& c = in.c;
-    const SliceTable& s = c.trace.slices();
-    for (const DeviceMetrics& d : in.result.devices) {
-        const int64_t ns = causeNs(d, IdleCause::CpuCompute) + causeNs(d, IdleCause::OptimizerCpu) +
-                           causeNs(d, IdleCause::HostUntraced);
-        if (double(ns) < c.options.thresholds.hostBoundMinShare * double(c.window.length()) || ns <= 0) continue;
-        Finding f = makeFinding(c, FindingKind::HostBound, d.device, ns);
-        std::map<StringId, int64_t> merged;
-        for (IdleCause k : {IdleCause::CpuCompute, IdleCause::OptimizerCpu})
-            for (const auto& [id, t] : d.idle.waitedFor[idx(k)]) merged[id] += t;
-        f.waitedFor = topWaitedFor(c, merged, 6);
-        std::vector<std::pair<int64_t, StringId>> byTime;
-        for (const auto& [id, t] : merged) byTime.emplace_back(t, id);
-        std::sort(byTime.rbegin(), byTime.rend());
-        if (byTime.size() > 6) byTime.resize(6);
-        const int64_t untraced = causeNs(d, IdleCause::HostUntraced);
-        Intervals ranges = d.idle.intervals[idx(IdleCause::CpuCompute)];
-        for (IdleCause k : {IdleCause::OptimizerCpu, IdleCause::HostUntraced})
-            ranges.insert(ranges.end(), d.idle.intervals[idx(k)].begin(), d.idle.intervals[idx(k)].end());
-        f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
-        const auto ev = findSlices(
-            c, [&](uint32_t i) {
-                for (const auto& [t, id] : byTime)
-                    if (s.name[i] == id) return true;
-                return false;
-            },
-            18);
-        f.evidence.insert(f.evidence.end(), ev.begin(), ev.end());
-        f.title = "The GPU waits for CPU work";
-        f.explanation = "The GPU was idle " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-                        " of step time) waiting for the CPU. " +
-                        (f.waitedFor.empty() ? std::string() : "Traced CPU work during that time: " +
-                                                                   describeWaitedFor(f.waitedFor, ns) + ". ") +
-                        (untraced > 0 ? fmtDuration(untraced) +
-                                            " of it shows no traced event on the launching thread (Python code, "
-                                            "the GIL, or other threads)."
-                                      : "");
-        f.fix = "Move the CPU work named above off the training thread or onto the GPU; reduce Python overhead "
-                "per step with torch.compile or CUDA Graphs; use fused/foreach optimizers; profile with "
-                "with_stack=True to see the Python frames behind untraced time.";
-        f.snippet =
-            "model = torch.compile(model)                      # fewer Python/dispatcher round-trips\n"
-            "optimizer = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)\n"
-            "prof = torch.profiler.profile(with_stack=True)   # attribute untraced time to Python";
-        f.confidence = untraced > ns / 2 ? 0.5 : 0.7;  // not untraced * 2: durations reach 2^62
-        out.push_back(std::move(f));
-    }
-}
-
 void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     if (!c.devices.empty()) return;
     const SliceTable& s = c.trace.slices();
     size_t runtimeCalls = 0;
-    for (uint32_t i = 0; i < s.size(); ++i) runtimeCalls += isLaunchSide(s.kind[i]);
+    for (uint32_t i = 0; i < s.size(); ++i) {
+        // CUPTI range-profiler mode: kernels ran and were measured by counters, not timed.
+        if (s.kind[i] == EventKind::ProfilerRange) return;
+        runtimeCalls += isLaunchSide(s.kind[i]);
+    }
     const size_t listed = c.trace.metadata().devices.size();
     Finding f = makeFinding(c, FindingKind::GpuNotUsed, -1, c.window.length());
     f.ranges = {{c.window.startNs, c.window.endNs}};
@@ -380,9 +387,11 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
         if (d.utilization >= c.options.thresholds.lowUtilizationMax || d.idleNs <= 0) continue;
         int64_t explained = 0;
         for (const Finding& f : out)
-            if (f.device == d.device && f.kind != FindingKind::LowUtilization) explained += f.savingNs;
+            if (f.device == d.device && f.kind != FindingKind::LowUtilization)
+                explained += f.idleNs;
         if (2.0 * double(explained) >= double(d.idleNs)) continue;
         Finding f = makeFinding(c, FindingKind::LowUtilization, d.device, d.idleNs - explained);
+        f.idleNs = d.idleNs - explained;
         std::vector<std::pair<int64_t, IdleCause>> causes;
         for (size_t k = 0; k < kIdleCauseCount; ++k) causes.emplace_back(d.idle.causes[k].ns, static_cast<IdleCause>(k));
         std::sort(causes.rbegin(), causes.rend());

@@ -112,6 +112,7 @@ private:
         std::reverse(m_stack.begin(), m_stack.end());
         int64_t cur = lo;
         m_afterSync = false;
+        m_gapStart = lo;
         for (uint32_t i = first; i < last && m_s.start[i] < hi; ++i) {
             const int64_t e = m_s.start[i] + m_s.dur[i];
             if (e <= lo || m_s.dur[i] == 0) continue;
@@ -132,10 +133,13 @@ private:
             const uint32_t top = m_stack.back();
             const int64_t e = std::min(m_s.start[top] + m_s.dur[top], to);
             IdleCause cause = classify(top);
-            // Untraced time right after a synchronising call belongs to the sync.
+            // Untraced time right after a synchronising call belongs to the sync, when the
+            // sync waited for the GPU: it was already waiting when the GPU went idle. A sync
+            // that began with the GPU idle waited for nothing.
             if (cause == IdleCause::HostUntraced && m_afterSync) cause = IdleCause::HostSync;
             charge(cur, e, cause, SliceId(top));
-            m_afterSync = cause == IdleCause::HostSync;
+            m_afterSync =
+                cause == IdleCause::HostSync && (m_afterSync || m_s.start[top] <= m_gapStart);
             cur = e;
         }
     }
@@ -222,6 +226,7 @@ private:
     std::array<std::vector<uint8_t>, 2> m_memo;
     bool m_leading = false;
     bool m_afterSync = false;
+    int64_t m_gapStart = 0;
 };
 
 } // namespace

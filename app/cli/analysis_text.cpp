@@ -93,7 +93,7 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
         o << "\nNo findings: nothing in this window costs measurable GPU time.\n";
         return;
     }
-    o << "\nFindings, largest estimated saving first:\n";
+    o << "\nFindings, largest saving first (savings by the what-if replay; they add up):\n";
     int n = 0;
     for (const Finding& f : r.findings) {
         ++n;
@@ -101,8 +101,8 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
         for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         o << "\n " << n << ". [" << sev << "] " << f.title << (f.device >= 0 ? "  (GPU " + std::to_string(f.device) + ")" : "")
           << "\n";
-        o << "    saves up to " << formatDuration(f.savingNs) << " (" << pct(f.savingShare) << " of step time)"
-          << ", confidence " << static_cast<int>(f.confidence * 100) << "%, id " << f.id << "\n";
+        o << "    " << savingText(f, "step time") << "; confidence "
+          << static_cast<int>(f.confidence * 100) << "%, id " << f.id << "\n";
         if (!f.ranges.empty()) {
             const auto& first = f.ranges.front();
             o << "    on the timeline: " << f.ranges.size() << " range" << (f.ranges.size() == 1 ? "" : "s")

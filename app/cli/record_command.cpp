@@ -150,8 +150,9 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
         const analysis::Finding& f = r.findings[i];
         char line[64];
         std::snprintf(line, sizeof line, "%.1f%%", f.savingShare * 100);
-        out << " " << i + 1 << ". [" << analysis::severityName(f.severity) << "] " << f.title << "\n"
-            << "    saves up to " << formatDuration(f.savingNs) << " (" << line << " of step time)\n"
+        out << " " << i + 1 << ". [" << analysis::severityName(f.severity) << "] " << f.title
+            << "\n"
+            << "    " << analysis::savingText(f, "step time") << "\n"
             << "    fix: " << f.fix << "\n";
     }
     out << "\nMore: stallscope-cli analyze " << path << "   (or open it in stallscope, Perfetto, HTA)\n";

@@ -200,14 +200,13 @@ void FindingsPanel::showDetail(int row) {
                       QString::fromStdString(std::string(severityName(f->severity))).toUpper(),
                       QString::number(int(f->confidence * 100)), html(f->id));
     else
-        h += QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · "
-                     "saves up to <b>%3</b> "
-                     "(%4% of %7) · confidence %5% · <span style='color:gray'>%6</span></p>")
-                 .arg(color,
-                      QString::fromStdString(std::string(severityName(f->severity))).toUpper(),
-                      durationText(f->savingNs, 1), QString::number(f->savingShare * 100, 'f', 1),
-                      QString::number(int(f->confidence * 100)), html(f->id),
-                      stepWindow(m_analysis.get()) ? tr("step time") : tr("the window"));
+        h +=
+            QString("<p style='margin-top:0'><span style='color:%1;font-weight:bold'>%2</span> · "
+                    "<b>%3</b> · confidence %4% · <span style='color:gray'>%5</span></p>")
+                .arg(
+                    color, QString::fromStdString(std::string(severityName(f->severity))).toUpper(),
+                    html(savingText(*f, stepWindow(m_analysis.get()) ? "step time" : "the window")),
+                    QString::number(int(f->confidence * 100)), html(f->id));
     h += "<p>" + html(f->explanation) + "</p>";
     if (!f->waitedFor.empty()) {
         h += "<p><b>What the GPU waited for</b></p><table cellspacing='0' cellpadding='2'>";

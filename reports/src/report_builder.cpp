@@ -69,9 +69,7 @@ void summary(ReportDocument& doc, const ReportInput& in, const std::string& pref
         const Finding& f = a.findings.front();
         doc.paragraph({{"Largest finding: ", Style::Bold},
                        {f.title, Style::Plain},
-                       {" — saves up to " + formatDuration(f.savingNs) + " (" + pct(f.savingShare) + " of " + shareOf(a) +
-                            ").",
-                        Style::Plain}});
+                       {" — " + savingText(f, shareOf(a)) + ".", Style::Plain}});
     }
 }
 
@@ -114,10 +112,9 @@ void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_
     const AnalysisResult& a = *in.analysis;
     doc.heading(3, std::to_string(n) + ". " + f.title, detail::anchor(prefix + f.id));
     Text meta{{upper(severityName(f.severity)), severityStyle(f.severity)},
-              {" · saves up to ", Style::Plain},
-              {formatDuration(f.savingNs), Style::Bold},
-              {" (" + pct(f.savingShare) + " of " + shareOf(a) + ") · confidence " +
-                   std::to_string(static_cast<int>(f.confidence * 100)) + "%" +
+              {" · ", Style::Plain},
+              {savingText(f, shareOf(a)), Style::Bold},
+              {" · confidence " + std::to_string(static_cast<int>(f.confidence * 100)) + "%" +
                    (f.device >= 0 ? " · GPU " + std::to_string(f.device) : "") + " · ",
                Style::Plain},
               {f.id, Style::Muted}};

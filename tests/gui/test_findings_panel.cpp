@@ -87,9 +87,10 @@ private Q_SLOTS:
             if (r) QVERIFY(model.data(model.index(r, 0), Qt::UserRole).toLongLong() <=
                            model.data(model.index(r - 1, 0), Qt::UserRole).toLongLong());
         }
-        // The known answer: data loading is the top finding at 33.1% of the step time.
+        // The known answer: data loading is the top finding at 33.2% of the step time (the
+        // replay of moving it to workers; 33.1% is its idle time).
         QCOMPARE(l.analysis->findings.front().kind, analysis::FindingKind::DataLoading);
-        QCOMPARE(model.data(model.index(0, FindingsModel::Share)).toString(), QString("33.1%"));
+        QCOMPARE(model.data(model.index(0, FindingsModel::Share)).toString(), QString("33.2%"));
         QCOMPARE(model.data(model.index(0, FindingsModel::Severity)).toString(), QString("high"));
     }
 

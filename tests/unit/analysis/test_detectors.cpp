@@ -134,7 +134,9 @@ private Q_SLOTS:
         const Finding* f = find(r, FindingKind::HostSync);
         QVERIFY(f);
         QCOMPARE(r.findings.front().kind, FindingKind::HostSync);
-        QVERIFY2(f->savingShare > 0.6, qPrintable(QString::number(f->savingShare)));
+        // The copy itself starts 2.46 ms into the call for reasons the trace does not show;
+        // the replay keeps that, so removing the wait saves the host side only.
+        QVERIFY2(f->savingShare > 0.5, qPrintable(QString::number(f->savingShare)));
         QVERIFY2(
             f->explanation.find(
                 "`cudaMemcpy` under `aten::copy_`, called from `app/serve.py(40): decode_step`") !=
@@ -285,22 +287,29 @@ private Q_SLOTS:
         QVERIFY(!find(run(n), FindingKind::HostSync));
     }
 
-    void launchBound() {
+    // The CPU-dispatch root cause, with its evidence: launch-bound steps...
+    void cpuDispatchLaunchBound() {
         TraceText t;
         t.step(1, 0, 2000);
         for (int i = 0; i < 100; ++i) t.launch("tiny_elementwise", i * 20, 15, i * 20 + 16, 3);
         const AnalysisResult result = run(t);  // keep it: find() points into it
-        const Finding* f = find(result, FindingKind::LaunchBound);
+        const Finding* f = find(result, FindingKind::CpuDispatch);
         QVERIFY(f);
-        QVERIFY(f->savingNs > 500 * us);
+        QCOMPARE(f->replayFix, Fix::CudaGraphs);
+        QVERIFY(f->title.find("launches set the pace") != std::string::npos);
+        QVERIFY(f->explanation.find("1 of 1 steps are launch-bound") != std::string::npos);
+        QVERIFY2(f->savingNs > 500 * us,
+                 std::to_string(f->savingNs).c_str()); // CUDA Graphs: ~1 us per launch
+        QVERIFY(f->fix.rfind("1. capture the step in CUDA Graphs", 0) == 0);
         // Near miss: long kernels, the CPU runs ahead (queue builds up).
         TraceText n;
-        n.step(1, 0, 6000);
+        n.step(1, 0, 5520);
         for (int i = 0; i < 100; ++i) n.launch("big_kernel", i * 10, 5, 20 + i * 55, 55);
-        QVERIFY(!find(run(n), FindingKind::LaunchBound));
+        QVERIFY(!find(run(n), FindingKind::CpuDispatch));
     }
 
-    void smallBatch() {
+    // ... kernels too small to fill the GPU (a small batch) ...
+    void cpuDispatchSmallKernels() {
         auto make = [](double blocks, double occupancy) {
             TraceText t;
             t.step(1, 0, 4000);
@@ -311,15 +320,26 @@ private Q_SLOTS:
             }
             return t;
         };
-        QVERIFY(find(run(make(0.1, 10)), FindingKind::SmallBatch));
-        QVERIFY(!find(run(make(4.0, 60)), FindingKind::SmallBatch));
+        const AnalysisResult small = run(make(0.1, 10));
+        const Finding* f = find(small, FindingKind::CpuDispatch);
+        QVERIFY(f);
+        QVERIFY(f->explanation.find("Kernels are small") != std::string::npos);
+        QVERIFY(f->fix.find("raise the batch size") != std::string::npos);
+        const AnalysisResult big = run(make(4.0, 60));
+        const Finding* g = find(big, FindingKind::CpuDispatch);
+        QVERIFY(g);
+        QVERIFY(g->explanation.find("Kernels are small") == std::string::npos);
+        QVERIFY(g->fix.find("raise the batch size") == std::string::npos);
     }
 
     void noTensorCores() {
+        // The step ends when the host has waited for the matmul (a synchronize): twice as
+        // fast, the step is 400 us shorter.
         auto make = [](const char* name) {
             TraceText t;
-            t.step(1, 0, 1000);
+            t.step(1, 0, 820);
             t.launch(name, 0, 5, 10, 800);
+            t.runtime("cudaDeviceSynchronize", 6, 809, 900);
             return t;
         };
         const AnalysisResult result = run(make("volta_sgemm_128x64_nn"), 7);  // keep it: find() points into it
@@ -330,19 +350,39 @@ private Q_SLOTS:
         QVERIFY(!find(run(make("maxwell_sgemm_128x64_nn"), 6), FindingKind::NoTensorCores));  // no Tensor Cores
     }
 
-    void lightModel() {
-        TraceText t;
-        t.step(1, 0, 3000);
-        for (int i = 0; i < 20; ++i) {
-            t.cpu("aten::add", i * 150, 140);
-            t.launch("vectorized_elementwise_kernel", i * 150 + 100, 20, i * 150 + 125, 10);
-        }
-        QVERIFY(find(run(t), FindingKind::LightModel));
-        TraceText n;
-        n.step(1, 0, 1000);
-        n.cpu("aten::add", 0, 50);
-        n.launch("k", 10, 5, 20, 950);
-        QVERIFY(!find(run(n), FindingKind::LightModel));
+    // ... and whether the model is light, from the matrix multiplies' input shapes: said
+    // only when the FLOPs per step are small, and "cannot be told" without shapes.
+    void cpuDispatchLightModel() {
+        auto make = [](const char* dims) {
+            TraceText t;
+            t.step(1, 0, 3000);
+            for (int i = 0; i < 20; ++i) {
+                if (dims)
+                    t.add(
+                        R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100, "tid": 1, "ts": )" +
+                        std::to_string(i * 150) + R"(, "dur": 140, "args": {"Input Dims": )" +
+                        dims + "}}");
+                else
+                    t.cpu("aten::mm", i * 150, 140);
+                t.launch("vectorized_elementwise_kernel", i * 150 + 100, 20, i * 150 + 125, 10);
+            }
+            return t;
+        };
+        const AnalysisResult light = run(make("[[32, 64], [64, 64]]"));
+        const Finding* f = find(light, FindingKind::CpuDispatch);
+        QVERIFY(f);
+        QVERIFY(f->title.find("too light") != std::string::npos);
+        QVERIFY(f->explanation.find("0.01 GFLOP per step") != std::string::npos); // 20 x 2*32*64*64
+        const AnalysisResult heavy = run(make("[[8192, 8192], [8192, 8192]]"));
+        const Finding* g = find(heavy, FindingKind::CpuDispatch);
+        QVERIFY(g);
+        QVERIFY(g->title.find("too light") == std::string::npos);
+        QVERIFY(g->explanation.find("the model is not light") != std::string::npos);
+        const AnalysisResult unknown = run(make(nullptr));
+        const Finding* h = find(unknown, FindingKind::CpuDispatch);
+        QVERIFY(h);
+        QVERIFY(h->title.find("too light") == std::string::npos);
+        QVERIFY(h->explanation.find("cannot be told") != std::string::npos);
     }
 
     void loggingCheckpoint() {
@@ -439,9 +479,11 @@ private Q_SLOTS:
     void commExposed() {
         auto make = [](bool overlap) {
             TraceText t;
-            t.step(1, 0, 1000);
+            // The step ends when the host has waited for the compute (a synchronize).
+            t.step(1, 0, overlap ? 320 : 710);
             t.launch("ncclKernel_AllReduce_RING_LL_Sum_float", 0, 5, 10, 300, 9);
             t.launch("compute", 6, 5, overlap ? 10 : 400, 300, 7);
+            t.runtime("cudaDeviceSynchronize", 12, overlap ? 303 : 693, 900);
             return t;
         };
         const AnalysisResult result = run(make(false));  // keep it: find() points into it
@@ -463,14 +505,14 @@ private Q_SLOTS:
         QVERIFY(!find(run(make(20'000'000'000), 8, 40'000'000'000), FindingKind::MemoryPressure));
     }
 
-    void hostBoundAndLowUtilization() {
+    void cpuWorkAndLowUtilization() {
         auto cpuWork = [](TraceText& t, int64_t b) { t.cpu("aten::nonzero", b, 300); };
         const auto r = run(stepsWith(cpuWork, 300, 700));
-        const Finding* f = find(r, FindingKind::HostBound);
+        const Finding* f = find(r, FindingKind::CpuDispatch);
         QVERIFY(f);
         QCOMPARE(f->waitedFor.at(0).first, std::string("aten::nonzero"));
         auto little = [](TraceText& t, int64_t b) { t.cpu("aten::nonzero", b, 30); };
-        QVERIFY(!find(run(stepsWith(little, 30, 970)), FindingKind::HostBound));
+        QVERIFY(!find(run(stepsWith(little, 30, 970)), FindingKind::CpuDispatch));
         // Idle that no specific finding explains (work waiting on the GPU side) -> low_utilization.
         TraceText u;
         for (int s = 0; s < 4; ++s) {

@@ -60,7 +60,7 @@ private Q_SLOTS:
         QByteArray out, err;
         QCOMPARE(run({"record", "--fake-source", "-o", path}, &out, &err), 0);
         QVERIFY2(out.contains("Top findings:"), out.constData());
-        QVERIFY(out.contains("saves up to"));
+        QVERIFY(out.contains("saves ") || out.contains("no fix to replay"));
         QFile f(path);
         QVERIFY(f.open(QIODevice::ReadOnly));
         QCOMPARE(f.read(2), QByteArray("\x1f\x8b"));

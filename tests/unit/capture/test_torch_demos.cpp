@@ -22,6 +22,11 @@ using analysis::FindingKind;
 
 namespace {
 
+/// The replay's prediction for the fixed variant (the bad run's window less the finding's
+/// saving) against the fixed variant's measured window, both per step: the relative error.
+double replayError(const struct DemoRun& bad, const struct DemoRun& good,
+                   const analysis::Finding& f);
+
 struct DemoRun {
     int rc = -1;
     std::string out, err;
@@ -112,6 +117,14 @@ int64_t medianDuration(const DemoRun& r, std::string_view name) {
     return d[d.size() / 2];
 }
 
+double replayError(const DemoRun& bad, const DemoRun& good, const analysis::Finding& f) {
+    const double predicted =
+        double(bad.analysis.window.length() - f.savingNs) / double(bad.analysis.steps.size());
+    const double measured =
+        double(good.analysis.window.length()) / double(good.analysis.steps.size());
+    return predicted / measured - 1;
+}
+
 #define RECORD_OK(run)                                                                                \
     do {                                                                                              \
         QVERIFY2((run).rc == 0 && (run).trace, ((run).err + (run).out).c_str());                      \
@@ -173,6 +186,10 @@ private Q_SLOTS:
                      qPrintable(QString("the fix still loses %1 of step time to data loading")
                                     .arg(fg->savingShare)));
         QVERIFY(bad.analysis.hostOnly && good.analysis.hostOnly);
+        // The what-if replay of the bad run with data loading in workers predicts the fix.
+        const double e = replayError(bad, good, *f);
+        qInfo("replay: data loading in workers, predicted vs measured step time %+.1f%%", e * 100);
+        QVERIFY2(std::abs(e) < 0.2, std::to_string(e).c_str());
         QVERIFY(countNamed(bad, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__") == 12);
         QVERIFY(countNamed(good, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__") == 12);
     }
@@ -192,6 +209,9 @@ private Q_SLOTS:
         QVERIFY2(f, "no logging_checkpoint finding when logging every step");
         QCOMPARE(f->device, -1);
         QVERIFY(!f->ranges.empty() && !f->evidence.empty());
+        const double e = replayError(bad, good, *f);
+        qInfo("replay: logging every N steps, predicted vs measured step time %+.1f%%", e * 100);
+        QVERIFY2(std::abs(e) < 0.2, std::to_string(e).c_str());
         // Every 10 steps: ~2.4 % of step time, under the 3 % threshold; the logging's own
         // time varies with the machine, so a finding at the threshold is allowed when it
         // is a quarter of the unfixed one at most.

@@ -28,7 +28,7 @@ struct WindowSpec {
 struct Thresholds {
     double dataLoadingMinShare = 0.05;
     double loggingMinShare = 0.03;     // below: logging every N steps, as the fix advises
-    double hostBoundMinShare = 0.10;
+    double cpuDispatchMinShare = 0.05; // launch/CPU/Python idle that makes a cpu_dispatch finding
     int64_t syncCopyMinBytes = 64 * 1024;
     int launchBoundMinKernels = 50;
     int64_t launchBoundMinRegionNs = 1'000'000;
@@ -36,7 +36,8 @@ struct Thresholds {
     int64_t smallBatchMedianKernelNs = 20'000;
     double smallBatchMaxBlocksPerSm = 1.0;
     double noTensorCoresMinGemmShare = 0.10;
-    double lightModelMaxKernelShare = 0.20;
+    double lightModelMaxGflopPerStep =
+        10.0; // matrix-multiply work per step below which the model is light
     double commExposedMinShare = 0.10;
     double memoryPressureMinReserved = 0.90;
     double lowUtilizationMax = 0.50;
@@ -220,13 +221,10 @@ struct HtaBreakdown {
 
 enum class FindingKind : uint8_t {
     DataLoading,
-    HostBound,
     BlockingH2dCopy,
     HostSync,
-    LaunchBound,
-    SmallBatch,
+    CpuDispatch, // the GPU waits for the CPU to dispatch work (launches, operators, Python)
     NoTensorCores,
-    LightModel,
     LoggingCheckpoint,
     GpuNotUsed,
     CommExposed,
@@ -243,14 +241,41 @@ bool findingKindFromName(std::string_view name, FindingKind& out);
 enum class FindingSeverity : uint8_t { High, Medium, Low, Note };
 std::string_view severityName(FindingSeverity s);
 
+/// A fix the what-if replay can apply (docs/analysis.md "What-if replay"); each finding with
+/// a fix names it, Count = none.
+enum class Fix : uint8_t {
+    InputPipeline,  // data loading moved to workers: DataLoader ranges leave the step thread
+    PinnedCopies,   // pinned memory + non_blocking: blocking host-to-device copies stop waiting
+    RemoveSyncs,    // no .item()/synchronize inside the step: the host stops waiting for the GPU
+    CudaGraphs,     // CUDA Graphs: the operators that launch GPU work cost ~1 us per kernel
+    MixedPrecision, // FP32 matrix multiplies on Tensor Cores: those kernels take half the time
+    OverlapComm,    // communication overlapped: only the part already hidden stays
+    LogLessOften,   // logging/checkpointing every N steps: their time leaves the step
+    Count
+};
+using FixSet = uint32_t;
+constexpr FixSet fixBit(Fix f) {
+    return FixSet(1) << static_cast<unsigned>(f);
+}
+std::string_view fixName(Fix f);        // "input_pipeline"
+std::string_view fixDescription(Fix f); // "data loading in workers"
+
 struct Finding {
     std::string id;                    // stable: "<kind>/gpu<d>" or "<kind>/gpu<d>/<n>"
     FindingKind kind = FindingKind::LowUtilization;
     int32_t device = -1;
     std::string title;
     FindingSeverity severity = FindingSeverity::Low;
-    int64_t savingNs = 0;              // an upper bound, never more than the window
+    // What the replay predicts this finding's fix saves, applied after the fixes of the
+    // findings before it in the waterfall: the savings of a device's findings add up to
+    // the replay's prediction for all of them, so they never exceed the window.
+    int64_t savingNs = 0;
     double savingShare = 0;            // of the window (the step time for the steps window)
+    // Idle time charged to this finding: a partition (each idle nanosecond of a device is
+    // charged to at most one finding). 0 for findings about busy time (no_tensor_cores,
+    // comm_exposed) and for context findings.
+    int64_t idleNs = 0;
+    Fix replayFix = Fix::Count;        // the fix the replay applies for it; Count = none
     std::vector<Interval> ranges;      // inside the window
     std::vector<model::SliceId> evidence;
     std::string explanation;
@@ -262,6 +287,11 @@ struct Finding {
     // window mostly compiling): analyze() then gives no timing findings.
     bool silencesTiming = false;
 };
+
+/// One line on what a finding saves, for every front end: "saves 353.9 ms (33.2 % of step
+/// time) with data loading in workers, by the replay", or, with no fix to replay, the idle
+/// time it is charged. `of`: what the share is of ("step time", "the window").
+std::string savingText(const Finding& f, std::string_view of);
 
 /// CPU-only traces (steps, but no GPU work): where the thread running the steps spent the
 /// step time, by the idle causes' rules (docs/analysis.md "CPU-only traces"). Without a GPU
@@ -275,6 +305,21 @@ struct HostOnlyBreakdown {
     std::vector<StepMetrics> steps;    // number, start/end and idleByCause per step
 };
 
+/// The what-if waterfall of one device (-1: the step thread of a CPU-only trace): the
+/// window as measured, then as the replay predicts it after each finding's fix, applied in
+/// order (each bar includes the fixes before it).
+struct WaterfallBar {
+    std::string findingId;
+    Fix fix = Fix::Count;
+    int64_t windowNs = 0; // predicted window after this fix and the ones before
+};
+struct Waterfall {
+    int32_t device = -1;
+    int64_t measuredNs = 0; // the window as recorded
+    int64_t replayedNs = 0; // the replay without any fix (equals measuredNs)
+    std::vector<WaterfallBar> bars;
+};
+
 // ---------------------------------------------------------------- result
 
 struct AnalysisResult {
@@ -283,6 +328,7 @@ struct AnalysisResult {
     StepTimeStats stepTimes;
     std::vector<DeviceMetrics> devices;
     std::optional<HostOnlyBreakdown> hostOnly;  // set when there are steps but no GPU work
+    std::vector<Waterfall> waterfalls;          // one per device with fixable findings
     StatsTables stats;
     HtaBreakdown hta;                  // on HTA's window (see docs/analysis.md)
     std::vector<Finding> findings;     // by saving, descending

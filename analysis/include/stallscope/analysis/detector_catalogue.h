@@ -14,7 +14,6 @@ namespace stallscope::analysis {
 enum class DetectorStage : uint8_t {
     Context,  // what kind of trace this is; runs first, its findings come first (graph capture)
     Cause,    // an idle cause or a GPU-side pattern; runs in table order
-    Fallback, // kept only where no more specific finding covers the same time (host_bound)
     Residual, // runs last: what the others leave unexplained (low_utilization)
 };
 

@@ -1,0 +1,378 @@
+// The CPU-dispatch root cause: the GPU waits while the host dispatches work (launch calls,
+// CPU operators, the optimizer on the CPU, Python between operators). One finding with its
+// evidence (launch-bound steps, kernels too small to fill the GPU, matrix-multiply work per
+// step from the input shapes, the busiest operators) and its fixes ranked by the idle time
+// each addresses.
+#include "detectors.h"
+
+#include "stallscope/analysis/name_rules.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace stallscope::analysis::detail {
+
+using namespace model;
+
+namespace {
+constexpr size_t idx(IdleCause c) {
+    return static_cast<size_t>(c);
+}
+
+/// "[[32, 3, 224, 224], [64, 3, 7, 7], [], []]" -> the shapes, in order.
+std::vector<std::vector<int64_t>> parseDims(std::string_view j) {
+    std::vector<std::vector<int64_t>> out;
+    int depth = 0;
+    int64_t num = -1;
+    for (char ch : j) {
+        if (ch == '[') {
+            if (++depth == 2) out.emplace_back();
+        } else if (ch == ']' || ch == ',') {
+            if (num >= 0 && depth == 2 && !out.empty()) out.back().push_back(num);
+            num = -1;
+            if (ch == ']') --depth;
+        } else if (ch >= '0' && ch <= '9') {
+            num = (num < 0 ? 0 : num) * 10 + (ch - '0');
+            if (num > (int64_t(1) << 40)) num = int64_t(1) << 40; // nonsense dims stay finite
+        } else if (ch == '"') {
+            // a string inside the list (never a shape): ends any number
+            num = -1;
+        }
+    }
+    return out;
+}
+
+double product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+    double p = 1;
+    for (size_t i = from; i < v.size() && i < to; ++i) p *= double(v[i]);
+    return p;
+}
+
+enum class MatOp { None, Mm, Addmm, Bmm, Baddbmm, Linear, Conv, ConvBackward };
+
+MatOp matOpOf(std::string_view n) {
+    if (n == "aten::mm") return MatOp::Mm;
+    if (n == "aten::addmm") return MatOp::Addmm;
+    if (n == "aten::bmm") return MatOp::Bmm;
+    if (n == "aten::baddbmm") return MatOp::Baddbmm;
+    if (n == "aten::linear") return MatOp::Linear;
+    if (n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" ||
+        n == "aten::convolution" || n == "aten::_convolution" || n == "aten::cudnn_convolution" ||
+        n == "aten::miopen_convolution")
+        return MatOp::Conv;
+    if (n == "aten::convolution_backward" || n == "aten::cudnn_convolution_backward" ||
+        n == "aten::miopen_convolution_backward")
+        return MatOp::ConvBackward;
+    return MatOp::None;
+}
+
+/// FLOPs of one matrix-multiply operator from its input shapes; -1 when they do not fit.
+/// Convolutions are counted at stride 1 (the trace has no strides): an upper bound.
+double flopsOf(MatOp op, const std::vector<std::vector<int64_t>>& d) {
+    auto at = [&](size_t i) -> const std::vector<int64_t>& {
+        static const std::vector<int64_t> none;
+        return i < d.size() ? d[i] : none;
+    };
+    switch (op) {
+    case MatOp::Mm:
+        if (at(0).size() == 2 && at(1).size() == 2)
+            return 2 * double(at(0)[0]) * double(at(0)[1]) * double(at(1)[1]);
+        break;
+    case MatOp::Addmm:
+        if (at(1).size() == 2 && at(2).size() == 2)
+            return 2 * double(at(1)[0]) * double(at(1)[1]) * double(at(2)[1]);
+        break;
+    case MatOp::Bmm:
+        if (at(0).size() == 3 && at(1).size() == 3) return 2 * product(at(0)) * double(at(1)[2]);
+        break;
+    case MatOp::Baddbmm:
+        if (at(1).size() == 3 && at(2).size() == 3) return 2 * product(at(1)) * double(at(2)[2]);
+        break;
+    case MatOp::Linear:
+        if (!at(0).empty() && at(1).size() == 2) return 2 * product(at(0)) * double(at(1)[0]);
+        break;
+    case MatOp::Conv:
+    case MatOp::ConvBackward: {
+        // conv: (input, weight, ...); backward: (grad_output, input, weight, ...)
+        const size_t in = op == MatOp::Conv ? 0 : 1;
+        const auto& x = at(in);
+        const auto& w = at(in + 1);
+        if (x.size() < 3 || w.size() != x.size()) break;
+        const double f = 2 * double(x[0]) * double(w[0]) * product(w, 1) * product(x, 2);
+        return op == MatOp::Conv ? f : 2 * f; // input and weight gradients
+    }
+    case MatOp::None: break;
+    }
+    return -1;
+}
+
+struct MatmulWork {
+    double flops = 0;
+    size_t ops = 0, withShapes = 0;
+};
+
+/// Matrix-multiply FLOPs of the first whole step in the window (or the window), outermost
+/// matrix-multiply operators only (aten::linear counts once, not again for its addmm).
+MatmulWork matmulWork(const Context& c) {
+    const SliceTable& s = c.trace.slices();
+    Interval span{c.window.startNs, c.window.endNs};
+    for (const Step& st : c.steps)
+        if (st.startNs >= c.window.startNs && st.endNs <= c.window.endNs) {
+            span = {st.startNs, st.endNs};
+            break;
+        }
+    MatmulWork w;
+    size_t budget = 20'000; // argument reads (each reads the event's text again)
+    std::vector<model::ArgValue> args;
+    std::string error;
+    for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = c.trace.tracks()[ti];
+        if (tr.kind != TrackKind::CpuThread) continue;
+        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), span.start);
+             i < tr.sliceEnd && s.start[i] < span.end; ++i) {
+            if (s.kind[i] != EventKind::CpuOp || s.start[i] < span.start) continue;
+            const MatOp op = matOpOf(c.name(i));
+            if (op == MatOp::None) continue;
+            bool nested = false;
+            for (SliceId p = s.parent[i]; p.valid() && !nested; p = s.parent[p.index()])
+                nested = matOpOf(c.name(p.index())) != MatOp::None;
+            if (nested) continue;
+            ++w.ops;
+            if (budget == 0) continue;
+            --budget;
+            args.clear();
+            if (!c.trace.sliceArgs(SliceId(i), args, error)) continue;
+            for (const auto& a : args)
+                if (a.key == "Input Dims" || a.key == "Input dims") {
+                    const double f = flopsOf(op, parseDims(a.json));
+                    if (f >= 0) {
+                        w.flops += f;
+                        ++w.withShapes;
+                    }
+                }
+        }
+    }
+    return w;
+}
+
+std::string fmtGflop(double flops) {
+    char b[48];
+    if (flops >= 1e12)
+        std::snprintf(b, sizeof b, "%.1f TFLOP", flops / 1e12);
+    else if (flops >= 1e9)
+        std::snprintf(b, sizeof b, "%.1f GFLOP", flops / 1e9);
+    else
+        std::snprintf(b, sizeof b, "%.2f GFLOP", flops / 1e9);
+    return b;
+}
+
+} // namespace
+
+void detectCpuDispatch(const DetectorInput& in, Findings& out) {
+    const Context& c = in.c;
+    const SliceTable& s = c.trace.slices();
+    const Thresholds& th = c.options.thresholds;
+    std::optional<MatmulWork> work; // read once, for the first device that needs it
+    for (const CauseSubject& subj : causeSubjects(in.result)) {
+        const auto ns = [&](IdleCause k) { return subj.idle.causes[idx(k)].ns; };
+        const int64_t launch = ns(IdleCause::LaunchOverhead), cpu = ns(IdleCause::CpuCompute),
+                      optim = ns(IdleCause::OptimizerCpu), untraced = ns(IdleCause::HostUntraced);
+        const int64_t total = launch + cpu + optim + untraced;
+        // CPU-only traces: what the host does is the step itself; data loading and logging
+        // have their findings there, the rest is the model's own CPU time.
+        if (subj.hostOnly || total <= 0 ||
+            double(total) < th.cpuDispatchMinShare * double(c.window.length()))
+            continue;
+        const DeviceActivity* dev = nullptr;
+        for (const DeviceActivity& d : c.devices)
+            if (d.device == subj.device) dev = &d;
+
+        // Evidence 1: launch-bound steps (most kernels shorter than their launch call, the
+        // launch queue nearly empty, the GPU busy < 60 % of the time not spent loading data).
+        size_t boundSteps = 0, regionsSeen = 0, kernelsBound = 0, shortBound = 0;
+        double queueSum = 0;
+        std::vector<SliceId> evidence;
+        std::vector<int64_t> kernelDurs;
+        double gemmNs = 0, gemmBlocks = 0, gemmBlockWeight = 0;
+        if (dev) {
+            std::vector<Interval> regions;
+            for (const auto& st : subj.steps) regions.push_back({st.startNs, st.endNs});
+            if (regions.empty()) regions.push_back({c.window.startNs, c.window.endNs});
+            for (size_t r = 0; r < regions.size(); ++r) {
+                const Interval reg = regions[r];
+                const auto ks = kernelsIn(c, *dev, reg.start, reg.end);
+                for (const KernelView& k : ks) {
+                    kernelDurs.push_back(s.dur[k.slice]);
+                    if (!c.is(k.slice, kNcGemm)) continue;
+                    const double dur = double(s.dur[k.slice]);
+                    gemmNs += dur;
+                    const float b = SliceExtra::blocksPerSm(s.extra[k.slice]);
+                    if (b > 0) gemmBlocks += b * dur, gemmBlockWeight += dur;
+                }
+                if (int(ks.size()) < th.launchBoundMinKernels &&
+                    reg.length() < th.launchBoundMinRegionNs)
+                    continue;
+                ++regionsSeen;
+                size_t shorter = 0;
+                double queued = 0;
+                for (const KernelView& k : ks) {
+                    if (!k.launch.valid()) continue;
+                    const int64_t ld = s.dur[k.launch.index()];
+                    if (s.dur[k.slice] < ld) ++shorter;
+                    queued += double(
+                        std::max<int64_t>(0, s.start[k.slice] - (s.start[k.launch.index()] + ld)));
+                }
+                int64_t excluded = 0;
+                if (r < subj.steps.size())
+                    excluded = subj.steps[r].idleByCause[idx(IdleCause::DataLoading)] +
+                               subj.steps[r].idleByCause[idx(IdleCause::IoLoggingCheckpoint)];
+                const int64_t activeNs = std::max<int64_t>(1, reg.length() - excluded);
+                const double busy =
+                    double(lengthWithin(dev->busy, reg.start, reg.end)) / double(activeNs);
+                const double meanQueue = queued / double(activeNs);
+                if (ks.empty() || busy >= th.launchBoundMaxBusy || shorter * 2 < ks.size() ||
+                    meanQueue >= 0.5)
+                    continue;
+                ++boundSteps;
+                kernelsBound += ks.size();
+                shortBound += shorter;
+                queueSum += meanQueue;
+                for (size_t i = 0; i < ks.size() && evidence.size() < 20;
+                     i += std::max<size_t>(1, ks.size() / 6)) {
+                    evidence.push_back(SliceId(ks[i].slice));
+                    if (ks[i].launch.valid()) evidence.push_back(ks[i].launch);
+                }
+            }
+        }
+        // Evidence 2: kernels too small to fill the GPU (the batch?).
+        int64_t medianKernel = -1;
+        if (kernelDurs.size() >= 20) {
+            std::nth_element(kernelDurs.begin(), kernelDurs.begin() + long(kernelDurs.size() / 2),
+                             kernelDurs.end());
+            medianKernel = kernelDurs[kernelDurs.size() / 2];
+        }
+        const double blocksPerSm = gemmBlockWeight > 0 ? gemmBlocks / gemmBlockWeight : -1;
+        const bool smallKernels = medianKernel >= 0 && medianKernel < th.smallBatchMedianKernelNs &&
+                                  blocksPerSm >= 0 && blocksPerSm < th.smallBatchMaxBlocksPerSm;
+        // Evidence 3: the model's matrix-multiply work per step, from the input shapes.
+        if (!work) work = matmulWork(c);
+        const bool shapesKnown = work->withShapes > 0;
+        const bool light = shapesKnown && work->flops < th.lightModelMaxGflopPerStep * 1e9;
+
+        Finding f = makeFinding(c, FindingKind::CpuDispatch, subj.device, total);
+        f.idleNs = total;
+        f.replayFix = Fix::CudaGraphs;
+        Intervals ranges;
+        for (IdleCause k : {IdleCause::LaunchOverhead, IdleCause::CpuCompute,
+                            IdleCause::OptimizerCpu, IdleCause::HostUntraced})
+            ranges.insert(ranges.end(), subj.idle.intervals[idx(k)].begin(),
+                          subj.idle.intervals[idx(k)].end());
+        f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
+        std::map<StringId, int64_t> merged;
+        for (IdleCause k :
+             {IdleCause::LaunchOverhead, IdleCause::CpuCompute, IdleCause::OptimizerCpu})
+            for (const auto& [id, t] : subj.idle.waitedFor[idx(k)]) merged[id] += t;
+        f.waitedFor = topWaitedFor(c, merged, 6);
+        for (const auto& g : subj.idle.gaps)
+            if (g.endingWork.valid() && evidence.size() < 30) evidence.push_back(g.endingWork);
+        f.evidence = std::move(evidence);
+
+        const bool bound = boundSteps > 0;
+        f.title = light   ? "The GPU waits for the CPU: the model is too light to fill it"
+                  : bound ? "The GPU waits for the CPU: kernel launches set the pace"
+                          : "The GPU waits for the CPU to dispatch work";
+        std::string text =
+            (subj.hostOnly ? "The training thread spent " : "The GPU was idle ") +
+            fmtDuration(total) + " (" + fmtPct(f.savingShare) + " of step time) " +
+            (subj.hostOnly ? "dispatching work: " : "while the host dispatched work: ") +
+            "launch calls and dispatch " + fmtDuration(launch) + ", CPU operators " +
+            fmtDuration(cpu) + ", optimizer on the CPU " + fmtDuration(optim) +
+            ", untraced (Python, the GIL) " + fmtDuration(untraced) + ".";
+        if (!f.waitedFor.empty())
+            text +=
+                " Busiest on the host: " + describeWaitedFor(f.waitedFor, total - untraced) + ".";
+        if (bound)
+            text += " " + std::to_string(boundSteps) + " of " + std::to_string(regionsSeen) +
+                    " steps are launch-bound: " +
+                    fmtPct(double(shortBound) / double(std::max<size_t>(1, kernelsBound))) +
+                    " of their kernels ran shorter than the call that launched them and the launch "
+                    "queue held " +
+                    [&] {
+                        char b[32];
+                        std::snprintf(b, sizeof b, "%.2f", queueSum / double(boundSteps));
+                        return std::string(b);
+                    }() +
+                    " items on average.";
+        if (smallKernels) {
+            char b[96];
+            std::snprintf(b, sizeof b, "%.2f blocks per SM", blocksPerSm);
+            text += " Kernels are small: median " + fmtDuration(medianKernel) +
+                    ", matrix multiplies at " + b + " (the batch does not fill the GPU).";
+        }
+        if (shapesKnown)
+            text += " Matrix multiplies and convolutions do " + fmtGflop(work->flops) +
+                    " per step (input shapes of " + std::to_string(work->withShapes) +
+                    " operators" +
+                    (work->withShapes < work->ops ? " of " + std::to_string(work->ops)
+                                                  : std::string()) +
+                    "; convolutions at stride 1, an upper bound)" +
+                    (light ? ": the model is light, the GPU finishes it faster than the host can "
+                             "issue it."
+                           : ": the model is not light, the host side is what is slow.");
+        else if (!subj.hostOnly)
+            text +=
+                " Whether the model itself is light cannot be told: the trace has no input shapes "
+                "(record_shapes=True).";
+        if (untraced * 2 > total)
+            text += " Most of this time shows no traced event: profile with with_stack=True to see "
+                    "the Python "
+                    "behind it.";
+        f.explanation = std::move(text);
+
+        // The fixes, ranked by the idle time each addresses.
+        struct Ranked {
+            int64_t weight;
+            std::string text, snippet;
+        };
+        std::vector<Ranked> fixes;
+        fixes.push_back(
+            {launch + (bound ? cpu : 0),
+             "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
+             "torch.cuda.graphs) so launches cost ~1 us per kernel; fuse small ops with "
+             "torch.compile",
+             "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs"});
+        if (smallKernels || light)
+            fixes.push_back(
+                {launch + cpu,
+                 "raise the batch size (or sequence packing) so each kernel does more work",
+                 "loader = DataLoader(dataset, batch_size=4 * batch_size, ...)  # more work per "
+                 "launch"});
+        if (optim > 0)
+            fixes.push_back({optim,
+                             "use a fused or foreach optimizer (one kernel for all parameters)",
+                             "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)"});
+        if (cpu + untraced > 0)
+            fixes.push_back(
+                {cpu + untraced,
+                 "move CPU work out of the step (or onto the GPU) and cut Python overhead with "
+                 "torch.compile; profile with with_stack=True to see untraced Python",
+                 "prof = torch.profiler.profile(with_stack=True)  # names the Python behind "
+                 "untraced time"});
+        std::stable_sort(fixes.begin(), fixes.end(),
+                         [](const Ranked& a, const Ranked& b) { return a.weight > b.weight; });
+        std::string fix, snippet;
+        for (size_t i = 0; i < fixes.size(); ++i) {
+            fix += (i ? " " : "") + std::to_string(i + 1) + ". " + fixes[i].text + " (" +
+                   fmtDuration(fixes[i].weight) + " of this idle time)" +
+                   (i + 1 < fixes.size() ? ";" : ".");
+            if (i < 2) snippet += (snippet.empty() ? "" : "\n") + fixes[i].snippet;
+        }
+        f.fix = std::move(fix);
+        f.snippet = std::move(snippet);
+        f.confidence = bound || light ? 0.7 : untraced * 2 > total ? 0.5 : 0.6;
+        out.push_back(std::move(f));
+    }
+}
+
+} // namespace stallscope::analysis::detail

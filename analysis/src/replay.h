@@ -1,0 +1,66 @@
+#pragma once
+// The replay engine behind replay.h: built once per device, run once per set of fixes.
+#include "analysis_context.h"
+
+#include <vector>
+
+namespace stallscope::analysis::detail {
+
+class Replay {
+public:
+    /// `dev` null: the step thread of a CPU-only trace. `commKeep`: the share of the
+    /// device's communication already overlapped with compute (what OverlapComm keeps).
+    Replay(const Context& c, const DeviceActivity* dev, double commKeep);
+    /// The predicted window length with `fixes` applied; -1 when there is nothing to replay.
+    [[nodiscard]] int64_t run(FixSet fixes) const;
+    [[nodiscard]] bool valid() const { return m_valid; }
+
+private:
+    // A host interval whose time a fix shortens to `newLen` (DataLoader range, logging call,
+    // dispatching operator, a wait the fix removes). `parent`: the outer edit it lies in.
+    struct Edit {
+        int64_t a, b, newLen;
+        Fix fix;
+        int32_t thread;
+        int32_t parent;
+    };
+    // A host call that waited for GPU work: it returns `wake` after item `awaited` ends.
+    struct SyncPoint {
+        int64_t a, b, nonWait, wake;
+        uint32_t awaited;
+        Fix fix; // the fix that removes the wait
+        int32_t parent;
+    };
+    struct Item {
+        int64_t start, dur;
+        int64_t launchEnd; // INT64_MIN: no launch in the replay
+        int32_t launchThread = -1;
+        int32_t stream = 0;
+        int32_t prev = -1; // previous item on the stream
+        int32_t dep = -1;  // item on another stream it waited for
+        int64_t gapLaunch = 0, gapStream = 0, gapDep = 0;
+        bool fixedTime = false; // started before the window: kept as recorded
+        bool fp32Matmul = false, comm = false;
+    };
+    enum EvType : uint8_t { kEditEnd, kSyncEnd, kEditStart, kLaunchEnd, kGpuStart, kProbe };
+    struct Ev {
+        int64_t t;
+        uint8_t type;
+        uint32_t idx;
+    };
+
+    const Context& m_c;
+    bool m_valid = false;
+    int64_t m_w0 = 0, m_probe = INT64_MIN;
+    double m_commKeep = 1;
+    int32_t m_streams = 0, m_threads = 0;
+    std::vector<Edit> m_edits;
+    std::vector<SyncPoint> m_syncs;
+    std::vector<Item> m_items;
+    std::vector<Ev> m_events;
+
+    void build(const DeviceActivity* dev);
+    [[nodiscard]] bool active(int32_t edit, FixSet fixes) const;
+};
+
+} // namespace stallscope::analysis::detail
