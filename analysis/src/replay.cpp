@@ -396,10 +396,6 @@ int64_t Replay::run(FixSet fixes) const {
         }
     }
     const int64_t end = std::max(maxEnd, probe);
-    if (getenv("SS_DEBUG"))
-        fprintf(stderr, "replay w0 %ld w1 %ld maxEnd %ld probe %ld items %zu edits %zu syncs %zu\n",
-                (long)m_w0, (long)m_c.window.endNs, (long)maxEnd, (long)probe, m_items.size(),
-                m_edits.size(), m_syncs.size());
     return end == INT64_MIN ? -1 : std::max<int64_t>(0, end - m_w0);
 }
 

@@ -122,6 +122,25 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
     }
 }
 
+void writeWaterfalls(std::ostream& o, const AnalysisResult& r) {
+    for (const Waterfall& wf : r.waterfalls) {
+        if (wf.bars.empty()) continue;
+        o << "\nWhat the fixes would give"
+          << (wf.device >= 0 ? " (GPU " + std::to_string(wf.device) + ")" : "")
+          << ", by the what-if replay; each line includes the ones above:\n";
+        const double full = double(std::max<int64_t>(1, wf.measuredNs));
+        auto line = [&](const std::string& label, int64_t ns) {
+            std::string bar(size_t(std::lround(30.0 * double(ns) / full)), '#');
+            o << "    " << label << std::string(label.size() < 44 ? 44 - label.size() : 1, ' ')
+              << padLeft(formatDuration(ns), 11) << "  " << pct(double(ns) / full) << "  " << bar
+              << "\n";
+        };
+        line("measured", wf.measuredNs);
+        for (const WaterfallBar& b : wf.bars)
+            line("+ " + std::string(fixDescription(b.fix)), b.windowNs);
+    }
+}
+
 void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r) {
     const StatsTables& s = r.stats;
     if (!s.kernels.empty()) {
@@ -173,6 +192,7 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
     }
     for (const auto& n : r.notes) o << "note: " << n << "\n";
     writeFindings(o, t, r);
+    writeWaterfalls(o, r);
     writeTables(o, t, r);
     if (r.hta.valid) {
         o << "\nHolistic Trace Analysis-compatible (HTA's window and rules):\n";

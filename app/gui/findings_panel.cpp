@@ -95,7 +95,7 @@ QVariant FindingsModel::headerData(int section, Qt::Orientation o, int role) con
     switch (section) {
     case Severity: return tr("Severity");
     case Title: return tr("Finding");
-    case Saving: return tr("Saves up to");
+    case Saving: return tr("Saves");
     case Share: return stepWindow(m_analysis.get()) ? tr("of step") : tr("of window");
     default: return {};
     }
@@ -208,6 +208,7 @@ void FindingsPanel::showDetail(int row) {
                     html(savingText(*f, stepWindow(m_analysis.get()) ? "step time" : "the window")),
                     QString::number(int(f->confidence * 100)), html(f->id));
     h += "<p>" + html(f->explanation) + "</p>";
+    h += waterfallHtml(*f);
     if (!f->waitedFor.empty()) {
         h += "<p><b>What the GPU waited for</b></p><table cellspacing='0' cellpadding='2'>";
         for (const auto& [name, ns] : f->waitedFor)
@@ -231,6 +232,42 @@ void FindingsPanel::showDetail(int row) {
         h += "</p>";
     }
     m_detail->setHtml(h);
+}
+
+QString FindingsPanel::waterfallHtml(const Finding& f) const {
+    const analysis::Waterfall* wf = nullptr;
+    for (const auto& w : m_analysis->waterfalls)
+        if (w.device == f.device && !w.bars.empty()) wf = &w;
+    if (!wf) return {};
+    const bool dark = Theme::current().dark;
+    const QString rest = dark ? "#3a3d42" : "#e8ebef";
+    QString h =
+        "<p><b>What the fixes would give</b> <span style='color:gray'>(what-if replay; each line "
+        "includes the ones above)</span></p><table cellspacing='0' cellpadding='2' width='100%'>";
+    const double full = double(std::max<int64_t>(1, wf->measuredNs));
+    auto row = [&](const QString& label, int64_t ns, bool current, bool first) {
+        const int pctW = std::clamp(int(std::lround(100.0 * double(ns) / full)), 1, 100);
+        const QString color = first     ? "#9aa5b1"
+                              : current ? Theme::current().severityColor(f.severity).name()
+                                        : "#4c9a6a";
+        h +=
+            QString(
+                "<tr><td width='40%'>%1</td><td width='45%'><table cellspacing='0' cellpadding='0' "
+                "width='100%'><tr><td width='%2%' bgcolor='%3' "
+                "height='12'></td>%4</tr></table></td>"
+                "<td align='right'>%5 <span style='color:gray'>%6%</span></td></tr>")
+                .arg(current ? "<b>" + label + "</b>" : label)
+                .arg(pctW)
+                .arg(color)
+                .arg(pctW < 100 ? QString("<td bgcolor='%1'></td>").arg(rest) : QString())
+                .arg(durationText(ns, 1))
+                .arg(QString::number(100.0 * double(ns) / full, 'f', 1));
+    };
+    row(tr("measured"), wf->measuredNs, false, true);
+    for (const auto& b : wf->bars)
+        row("+ " + html(std::string(analysis::fixDescription(b.fix))), b.windowNs,
+            b.findingId == f.id, false);
+    return h + "</table>";
 }
 
 } // namespace stallscope::gui

@@ -49,6 +49,8 @@ Q_SIGNALS:
 
 private:
     void showDetail(int row);
+    /// The device's what-if waterfall, this finding's fix highlighted.
+    [[nodiscard]] QString waterfallHtml(const analysis::Finding& f) const;
 
     std::shared_ptr<const model::Trace> m_trace;
     std::shared_ptr<const analysis::AnalysisResult> m_analysis;

@@ -184,6 +184,41 @@ void findings(ReportDocument& doc, const ReportInput& in, const std::string& pre
         doc.paragraph(plain(std::to_string(a.findings.size() - o.maxFindings) + " more findings are in the JSON report."));
 }
 
+/// The what-if waterfall: the step time now, then after each finding's fix in turn.
+void waterfall(ReportDocument& doc, const ReportInput& in, const std::string& prefix,
+               const ReportOptions& o) {
+    const AnalysisResult& a = *in.analysis;
+    bool any = false;
+    for (const Waterfall& wf : a.waterfalls) any = any || !wf.bars.empty();
+    if (!any) return;
+    doc.heading(2, prefix + "What the fixes would give", detail::anchor(prefix + "waterfall"));
+    doc.paragraph(plain(
+        "The what-if replay (docs/analysis.md) replays the window with each finding's fix "
+        "applied in turn; each line includes the fixes above it, so the findings' savings add "
+        "up."));
+    for (const Waterfall& wf : a.waterfalls) {
+        if (wf.bars.empty()) continue;
+        if (o.pictures) doc.picture(waterfallPicture(wf));
+        Table t;
+        t.header = {"After", "Finding", shareOf(a) == "step time" ? "Window (steps)" : "Window",
+                    "Saves", "of " + shareOf(a)};
+        t.rightAlign = {false, false, true, true, true};
+        t.rows.push_back({plain("measured"), plain(""), plain(formatDuration(wf.measuredNs)),
+                          plain(""), plain("")});
+        int64_t before = wf.measuredNs;
+        for (const WaterfallBar& b : wf.bars) {
+            t.rows.push_back({plain("+ " + std::string(fixDescription(b.fix))),
+                              {{b.findingId, Style::Code}},
+                              plain(formatDuration(b.windowNs)),
+                              plain(formatDuration(before - b.windowNs)),
+                              plain(pct(double(before - b.windowNs) /
+                                        double(std::max<int64_t>(1, wf.measuredNs))))});
+            before = b.windowNs;
+        }
+        doc.table(std::move(t));
+    }
+}
+
 void notes(ReportDocument& doc, const ReportInput& in, const std::string& prefix) {
     const model::Trace& t = *in.trace;
     std::vector<Text> items;
@@ -236,6 +271,7 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
         summary(doc, in, prefix);
         idleCauses(doc, in, prefix, o);
         findings(doc, in, prefix, o);
+        waterfall(doc, in, prefix, o);
         detail::statistics(doc, in, prefix, o);
         notes(doc, in, prefix);
     }

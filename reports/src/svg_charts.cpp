@@ -1,4 +1,4 @@
-// The idle-cause breakdown picture (see svg.h).
+// The idle-cause breakdown and the what-if waterfall pictures (see svg.h).
 #include "report_common.h"
 
 #include "stallscope/base/text_format.h"
@@ -64,6 +64,54 @@ Picture idleCausePicture(const DeviceMetrics& d, int width) {
     s += "</svg>";
     pic.svg = std::move(s);
     pic.alt = "GPU " + std::to_string(d.device) + ": busy " + detail::pct(d.utilization) + "; idle time by cause";
+    return pic;
+}
+
+Picture waterfallPicture(const Waterfall& wf, int width) {
+    Picture pic;
+    pic.width = width;
+    const int rowH = 24, top = 24, labelW = 300, valueW = 150;
+    const size_t rows = wf.bars.size() + 1;
+    pic.height = top + int(rows) * rowH + 8;
+    const double barSpace = double(width - labelW - valueW);
+    const double full = double(std::max<int64_t>(1, wf.measuredNs));
+    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) +
+                    "' height='" + std::to_string(pic.height) + "' viewBox='0 0 " +
+                    std::to_string(width) + " " + std::to_string(pic.height) +
+                    "' font-family='DejaVu Sans, Arial, sans-serif' font-size='11'>";
+    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
+         escapeHtml(
+             std::string(wf.device >= 0 ? "GPU " + std::to_string(wf.device) : "CPU-only trace") +
+             " · step time after each fix (what-if replay)") +
+         "</text>";
+    int64_t before = wf.measuredNs;
+    for (size_t i = 0; i < rows; ++i) {
+        const int y = top + int(i) * rowH;
+        const int64_t ns = i == 0 ? wf.measuredNs : wf.bars[i - 1].windowNs;
+        const std::string label =
+            i == 0 ? "measured" : "+ " + std::string(fixDescription(wf.bars[i - 1].fix));
+        const double bw = barSpace * double(ns) / full;
+        s += "<text x='0' y='" + std::to_string(y + 15) + "' fill='#222'>" + escapeHtml(label) +
+             "</text>";
+        s += "<rect x='" + std::to_string(labelW) + "' y='" + std::to_string(y + 3) + "' width='" +
+             detail::svgNum(bw) + "' height='" + std::to_string(rowH - 6) + "' fill='" +
+             (i == 0 ? "#9aa5b1" : "#4c9a6a") + "'><title>" + escapeHtml(formatDuration(ns)) +
+             "</title></rect>";
+        if (i > 0 && before > ns) // what this fix removes, hatched in the bar's place
+            s += "<rect x='" + detail::svgNum(labelW + bw) + "' y='" + std::to_string(y + 3) +
+                 "' width='" + detail::svgNum(barSpace * double(before - ns) / full) +
+                 "' height='" + std::to_string(rowH - 6) + "' fill='#f3d9a4'/>";
+        const std::string value =
+            formatDuration(ns) + (i == 0 ? "" : "  (" + detail::pct(double(ns) / full) + ")");
+        s += "<text x='" + std::to_string(width - 4) + "' y='" + std::to_string(y + 15) +
+             "' fill='#222' text-anchor='end'>" + escapeHtml(value) + "</text>";
+        before = ns;
+    }
+    s += "</svg>";
+    pic.svg = std::move(s);
+    pic.alt = "waterfall: the window " + formatDuration(wf.measuredNs) +
+              " as measured, then after each fix";
     return pic;
 }
 

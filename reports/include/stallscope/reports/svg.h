@@ -33,5 +33,7 @@ Picture findingTimelinePicture(const model::Trace& trace, const analysis::Analys
 
 /// A stacked bar of the device's idle time by cause with the busy share, and a legend.
 Picture idleCausePicture(const analysis::DeviceMetrics& device, int width = 880);
+/// The what-if waterfall of one device: the window as measured, then after each fix.
+Picture waterfallPicture(const analysis::Waterfall& waterfall, int width = 880);
 
 } // namespace stallscope::reports
