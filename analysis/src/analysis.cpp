@@ -123,13 +123,22 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
         }
         r.waterfalls.push_back(std::move(wf));
     }
-    // host_sync fires on what the waits cost: when neither the replay nor the idle it is
-    // charged reaches the note threshold (a short wait for nothing), it is not a finding.
+    // host_sync fires on what the waits cost: when neither the replay, the idle it is
+    // charged nor the GPU idle inside its longest wait (evidence, longest first) reaches the
+    // note threshold (a short wait, or one beside a busy GPU), it is not a finding.
     const double note =
         c.options.thresholds.severityNote * double(std::max<int64_t>(1, c.window.length()));
-    std::erase_if(findings, [note](const Finding& f) {
-        return f.kind == FindingKind::HostSync && double(f.savingNs) < note &&
-               double(f.idleNs) < note;
+    const model::SliceTable& s = c.trace.slices();
+    std::erase_if(findings, [&](const Finding& f) {
+        if (f.kind != FindingKind::HostSync || double(f.savingNs) >= note ||
+            double(f.idleNs) >= note)
+            return false;
+        if (f.evidence.empty()) return true;
+        const uint32_t w = f.evidence.front().index();
+        for (const auto& d : c.devices)
+            if (d.device == f.device)
+                return double(s.dur[w] - lengthWithin(d.busy, s.start[w], s.end(w))) < note;
+        return true;
     });
     // Findings with no fix to replay save nothing.
     for (Finding& f : findings)
@@ -211,10 +220,11 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     replaySavings(c, r, findings);
+    // Most severe first; within a severity, the largest saving, then the most idle charged.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        if (a.severity != b.severity) return a.severity < b.severity;
         if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
-        if (a.idleNs != b.idleNs) return a.idleNs > b.idleNs;
-        return a.severity < b.severity;
+        return a.idleNs > b.idleNs;
     });
     for (Finding& f : context) { // about the trace: no time to save, as severe as they were
         const FindingSeverity keep = f.severity;

@@ -134,6 +134,7 @@ void Context::findSteps() {
         }
     }
     for (auto& [n, st] : byNumber) steps.push_back(st);
+    if (steps.empty()) findIterations();
     std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.startNs < b.startNs; });
     // Kineto marks where it stopped recording ("Record Window End"); a step range still open
     // then is written out to some later time, and nothing was recorded after the mark. The
@@ -158,6 +159,75 @@ void Context::findSteps() {
         }
     }
     for (Step& st : steps) st.gpuEndNs = gpuEndOfLaunchesIn(trace, options.device, st.startNs, st.endNs);
+}
+
+namespace {
+/// "step[DECODE bs=32]" -> "step[...]", "execute_32_context_0(sq0)_generation_32" ->
+/// "execute_#_context_#(...)_generation_#": instances of one loop body share the key.
+std::string iterationKey(std::string_view name) {
+    std::string k;
+    int depth = 0;
+    for (size_t i = 0; i < name.size(); ++i) {
+        const char ch = name[i];
+        if (ch == '[' || ch == '(' || ch == '{') {
+            if (depth++ == 0) k += ch, k += "...";
+            continue;
+        }
+        if ((ch == ']' || ch == ')' || ch == '}') && depth > 0) {
+            if (--depth == 0) k += ch;
+            continue;
+        }
+        if (depth > 0) continue;
+        if (ch >= '0' && ch <= '9') {
+            if (k.empty() || k.back() != '#') k += '#';
+            continue;
+        }
+        k += ch;
+    }
+    return k;
+}
+} // namespace
+
+// No ProfilerStep: a serving loop (vLLM, SGLang, a generate loop) marks its iterations with
+// user annotations. The outermost user annotations that launch most of the GPU work, grouped
+// by their name with the numbers and bracketed parts taken out, are the iterations: the
+// group holding the most launches, if it holds at least half of them and repeats.
+void Context::findIterations() {
+    const SliceTable& s = trace.slices();
+    std::map<std::string, std::pair<size_t, std::vector<uint32_t>>>
+        groups;                            // key -> launches, instances
+    std::map<uint32_t, std::string> keyOf; // instance -> key
+    size_t launches = 0;
+    for (const CorrelationEntry& e : trace.launchIndex()) {
+        if (trace.gpuWorkOf(e.slice).empty()) continue;
+        ++launches;
+        SliceId outer;
+        for (SliceId p = s.parent[e.slice.index()]; p.valid(); p = s.parent[p.index()])
+            if (s.kind[p.index()] == EventKind::UserAnnotation) outer = p;
+        if (!outer.valid()) continue;
+        auto [it, added] = keyOf.try_emplace(outer.index());
+        if (added) {
+            it->second = iterationKey(trace.str(s.name[outer.index()]));
+            groups[it->second].second.push_back(outer.index());
+        }
+        ++groups[it->second].first;
+    }
+    const std::pair<size_t, std::vector<uint32_t>>* best = nullptr;
+    std::string bestKey;
+    for (const auto& [key, g] : groups)
+        if (!best || g.first > best->first) best = &g, bestKey = key;
+    // One instance is not a loop (a range around a whole program would take its start-up in).
+    if (!best || 2 * best->first < launches || best->second.size() < 2) return;
+    iterationName = bestKey;
+    int64_t n = 0;
+    std::vector<uint32_t> inst = best->second;
+    std::sort(inst.begin(), inst.end(),
+              [&s](uint32_t a, uint32_t b) { return s.start[a] < s.start[b]; });
+    for (uint32_t i : inst) {
+        Step st{n++, SliceId(i), s.start[i], s.end(i), s.end(i)};
+        st.label = std::string(trace.str(s.name[i]));
+        steps.push_back(std::move(st));
+    }
 }
 
 int64_t gpuEndOfLaunchesIn(const Trace& t, int32_t device, int64_t lo, int64_t hi) {
@@ -227,10 +297,20 @@ void Context::resolveWindow() {
             int64_t end = 0;
             for (const Step& st : steps) end = std::max({end, st.endNs, st.gpuEndNs});
             w.endNs = end;
-            w.description += steps.size() == 1
-                                 ? "ProfilerStep#" + std::to_string(steps.front().number) + " and its GPU work"
-                                 : "ProfilerStep#" + std::to_string(steps.front().number) + "..#" +
-                                       std::to_string(steps.back().number) + " and their GPU work";
+            if (!iterationName.empty())
+                w.description +=
+                    steps.size() == 1
+                        ? "the iteration `" + steps.front().label +
+                              "` (a user annotation; no ProfilerStep) and its GPU work"
+                        : std::to_string(steps.size()) + " iterations `" + iterationName +
+                              "` (user annotations; no ProfilerStep) and their GPU work";
+            else
+                w.description += steps.size() == 1
+                                     ? "ProfilerStep#" + std::to_string(steps.front().number) +
+                                           " and its GPU work"
+                                     : "ProfilerStep#" + std::to_string(steps.front().number) +
+                                           "..#" + std::to_string(steps.back().number) +
+                                           " and their GPU work";
             return;
         }
         if (gpuSpan(w.startNs, w.endNs)) {

@@ -53,6 +53,9 @@ public:
     std::vector<Step> steps;
     std::vector<DeviceActivity> devices;
     Window window;
+    /// Without ProfilerStep ranges: the user annotation whose instances are the iterations
+    /// (digits as #, bracketed parts as ...), empty when the steps are ProfilerSteps or none.
+    std::string iterationName;
     /// A step ran past Kineto's "Record Window End" mark and was cut there.
     bool clippedAtRecordEnd = false;
     /// Per slice: true when it is, or contains, a launch call that started GPU work.
@@ -83,6 +86,7 @@ private:
     mutable std::optional<uint32_t> m_rareNames; // anyNamed's classes present
     void collectDevices();
     void findSteps();
+    void findIterations();
     void resolveWindow();
     void markLaunchers();
 };

@@ -245,6 +245,13 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                 }
             }
         }
+        // Already on CUDA/HIP Graphs: most work comes from graph launches.
+        size_t fromGraphs = 0;
+        if (dev)
+            for (SliceId l : dev->launch)
+                fromGraphs +=
+                    l.valid() && c.name(l.index()).find("GraphLaunch") != std::string_view::npos;
+        const bool usesGraphs = dev && 2 * fromGraphs > dev->launch.size();
         // Evidence 2: kernels too small to fill the GPU (the batch?).
         int64_t medianKernel = -1;
         if (kernelDurs.size() >= 20) {
@@ -262,7 +269,8 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
 
         Finding f = makeFinding(c, FindingKind::CpuDispatch, subj.device, total);
         f.idleNs = total;
-        f.replayFix = Fix::CudaGraphs;
+        // Graphs already replay this work: no CUDA Graphs fix to time.
+        f.replayFix = usesGraphs ? Fix::Count : Fix::CudaGraphs;
         Intervals ranges;
         for (IdleCause k : {IdleCause::LaunchOverhead, IdleCause::CpuCompute,
                             IdleCause::OptimizerCpu, IdleCause::HostUntraced})
@@ -324,6 +332,11 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
             text +=
                 " Whether the model itself is light cannot be told: the trace has no input shapes "
                 "(record_shapes=True).";
+        if (usesGraphs)
+            text +=
+                " The work already runs as CUDA/HIP Graphs (" + std::to_string(fromGraphs) +
+                " of " + std::to_string(dev->launch.size()) +
+                " items from graph launches): the time left is the host's own, around the graphs.";
         if (untraced * 2 > total)
             text += " Most of this time shows no traced event: profile with with_stack=True to see "
                     "the Python "
@@ -336,12 +349,13 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
             std::string text, snippet;
         };
         std::vector<Ranked> fixes;
-        fixes.push_back(
-            {launch + (bound ? cpu : 0),
-             "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
-             "torch.cuda.graphs) so launches cost ~1 us per kernel; fuse small ops with "
-             "torch.compile",
-             "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs"});
+        if (!usesGraphs)
+            fixes.push_back(
+                {launch + (bound ? cpu : 0),
+                 "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
+                 "torch.cuda.graphs) so launches cost ~1 us per kernel; fuse small ops with "
+                 "torch.compile",
+                 "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs"});
         if (smallKernels || light)
             fixes.push_back(
                 {launch + cpu,

@@ -258,7 +258,13 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         const int64_t attributed = causeNs(*d, IdleCause::HostSync) +
                                    std::min(idleInCopies, causeNs(*d, IdleCause::BlockingCopy));
         const int64_t saving = std::max(attributed, lostOverlap);
-        if (double(saving) < c.options.thresholds.severityNote * double(c.window.length())) continue;
+        // A long wait with the GPU idle is worth saying even when the GPU was idle for other
+        // reasons (the text then says so); the replay gives what removing it saves.
+        const int64_t la = s.start[longest.index()], lb = s.end(longest.index());
+        const int64_t idleInLongest = (lb - la) - lengthWithin(dev.busy, la, lb);
+        if (double(std::max(saving, idleInLongest)) <
+            c.options.thresholds.severityNote * double(c.window.length()))
+            continue;
         Finding f = makeFinding(c, FindingKind::HostSync, dev.device, saving);
         f.idleNs = attributed;
         f.replayFix = Fix::RemoveSyncs;
@@ -381,6 +387,55 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
     out.push_back(std::move(f));
 }
 
+namespace {
+/// The longest GPU-side wait of a device, told as the trace shows it: the work that ended
+/// it, how long it sat queued, on which stream, the stream-wait call before its launch, and
+/// what the launching thread was doing meanwhile (the longest call overlapping the wait,
+/// with its operator and Python frame).
+std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
+    const SliceTable& s = c.trace.slices();
+    const IdleGap* gap = nullptr;
+    for (const IdleGap& g : d.idle.gaps)
+        if (g.dominant == IdleCause::GpuDependency && g.endingWork.valid() && g.launch.valid() &&
+            (!gap || g.endNs - g.startNs > gap->endNs - gap->startNs))
+            gap = &g;
+    if (!gap || gap->endNs - gap->startNs < c.window.length() / 20) return {};
+    const uint32_t w = gap->endingWork.index(), l = gap->launch.index();
+    const TrackId th = s.track[l];
+    std::string waitCall;
+    const auto [first, last] = c.trace.sliceRange(th);
+    for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[l] - 5'000'000);
+         i < last && s.start[i] <= s.start[l]; ++i)
+        if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
+            waitCall = std::string(c.name(i));
+    // The longest call on the launching thread inside the wait.
+    SliceId longest;
+    for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, gap->startNs);
+         i < last && s.start[i] < gap->endNs; ++i)
+        if (isLaunchSide(s.kind[i]) && (!longest.valid() || s.dur[i] > s.dur[longest.index()]))
+            longest = SliceId(i);
+    std::string out = " The longest wait, " + fmtDuration(gap->endNs - gap->startNs) + ": `" +
+                      std::string(c.name(w)).substr(0, 70) + "` on " +
+                      std::string(c.trace.str(c.trace.track(s.track[w]).name)) + " was launched " +
+                      fmtDuration(s.start[w] - s.end(l)) + " before it started, with the GPU idle";
+    out += waitCall.empty()
+               ? ": it waited on the GPU side for something the trace does not show."
+               : ", after `" + waitCall +
+                     "`: its stream waited for an event recorded by work the trace does not show "
+                     "(another process, or a stream that was not profiled).";
+    if (longest.valid() && s.dur[longest.index()] * 2 > gap->endNs - gap->startNs) {
+        // whereFrom: " The longest wait, D, is `call` under `op`, called from `frame`."
+        const std::string where = whereFrom(c, longest);
+        const std::string call = "`" + std::string(c.name(longest.index())) + "`";
+        const size_t at = where.find(call);
+        out += " Meanwhile the launching thread was blocked " +
+               fmtDuration(s.dur[longest.index()]) + " in " + call +
+               (at == std::string::npos ? "." : where.substr(at + call.size()));
+    }
+    return out;
+}
+} // namespace
+
 void detectLowUtilization(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     for (const DeviceMetrics& d : in.result.devices) {
@@ -408,10 +463,14 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
             if (g.endingWork.valid() && f.evidence.size() < 20) f.evidence.push_back(g.endingWork);
         f.title = "GPU utilisation is " + fmtPct(d.utilization);
         f.explanation = "The GPU was busy " + fmtPct(d.utilization) + " of the window and idle " +
-                        fmtDuration(d.idleNs) + "; the more specific findings explain " + fmtDuration(explained) +
-                        " of it. Idle time by cause: " + breakdown + ".";
-        f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to see what the "
-                "launching thread was doing.";
+                        fmtDuration(d.idleNs) + "; the more specific findings explain " +
+                        fmtDuration(explained) + " of it. Idle time by cause: " + breakdown + "." +
+                        longestGpuWait(c, d);
+        f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to "
+                "see what the "
+                "launching thread was doing. For work that waits on the GPU side, find what "
+                "records the event "
+                "its stream waits for (profile that process or stream too).";
         f.confidence = 0.5;
         out.push_back(std::move(f));
     }

@@ -30,6 +30,9 @@ public:
                std::vector<std::array<int64_t, kIdleCauseCount>>& perStep)
         : m_c(c), m_d(d), m_s(c.trace.slices()), m_tiles(tiles), m_perStep(perStep) {}
 
+    // Queued work that starts later than this after its launch returned waited on the GPU.
+    static constexpr int64_t kQueuedNs = 50'000;
+
     IdleBreakdown run() {
         const Intervals gaps = complement(m_d.busy, m_c.window.startNs, m_c.window.endNs);
         for (const Interval& g : gaps) gap(g);
@@ -58,9 +61,21 @@ private:
             // Launched in time, yet not running: a dependency on the GPU side.
             charge(g.start, g.end, IdleCause::GpuDependency, SliceId());
         } else {
+            // Launched during the gap: the host's time until the launch returned. When the
+            // work then stayed queued longer than a launch takes to start (a graph launch
+            // waiting on the GPU side, a stream waiting for an event), that part is the GPU's.
+            int64_t hostEnd = g.end;
+            if (rec.launch.valid()) {
+                const int64_t launchEnd =
+                    m_s.start[rec.launch.index()] + m_s.dur[rec.launch.index()];
+                if (launchEnd > g.start && g.end - launchEnd > kQueuedNs) hostEnd = launchEnd;
+            }
             const TrackId thread = rec.launch.valid() ? m_s.track[rec.launch.index()] : m_d.mainLaunchThread;
-            if (thread.valid()) chargeThread(thread, g.start, g.end);
-            else charge(g.start, g.end, IdleCause::HostUntraced, SliceId());
+            if (thread.valid())
+                chargeThread(thread, g.start, hostEnd);
+            else
+                charge(g.start, hostEnd, IdleCause::HostUntraced, SliceId());
+            charge(hostEnd, g.end, IdleCause::GpuDependency, SliceId());
         }
         size_t best = 0;
         for (size_t k = 0; k < kIdleCauseCount; ++k) {

@@ -93,7 +93,7 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
         o << "\nNo findings: nothing in this window costs measurable GPU time.\n";
         return;
     }
-    o << "\nFindings, largest saving first (savings by the what-if replay; they add up):\n";
+    o << "\nFindings, most severe first (savings by the what-if replay; they add up):\n";
     int n = 0;
     for (const Finding& f : r.findings) {
         ++n;

@@ -287,6 +287,31 @@ private Q_SLOTS:
         QVERIFY(!find(run(n), FindingKind::HostSync));
     }
 
+    // Serving loops have no ProfilerStep: their iterations, marked by user annotations that
+    // launch most of the GPU work, are the steps (numbers and bracketed parts vary).
+    void servingIterationsAreSteps() {
+        TraceText t;
+        for (int i = 0; i < 3; ++i) {
+            const int64_t b = i * 1000;
+            t.annotation("step[DECODE bs=" + std::to_string(8 + i) + "]", b, 900);
+            t.cpu("aten::mm", b + 10, 50);
+            t.launch("sm90_xmma_gemm_bf16bf16_bf16f32", b + 20, 10, b + 40, 700);
+        }
+        t.annotation("log_metrics", 3000, 50); // one annotation that launches nothing
+        const AnalysisResult r = run(t);
+        QCOMPARE(r.steps.size(), size_t(3));
+        QCOMPARE(r.steps[1].label, std::string("step[DECODE bs=9]"));
+        QCOMPARE(r.stepTimes.count, size_t(3));
+        QVERIFY2(r.window.description.find("3 iterations `step[...]`") != std::string::npos,
+                 r.window.description.c_str());
+        // An annotation that launches a minority of the work is not a loop.
+        TraceText n;
+        n.annotation("warmup", 0, 100);
+        n.launch("k", 10, 5, 20, 50);
+        for (int i = 0; i < 3; ++i) n.launch("k", 200 + i * 100, 5, 210 + i * 100, 50);
+        QVERIFY(run(n).steps.empty());
+    }
+
     // The CPU-dispatch root cause, with its evidence: launch-bound steps...
     void cpuDispatchLaunchBound() {
         TraceText t;

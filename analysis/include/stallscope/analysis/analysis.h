@@ -61,6 +61,9 @@ struct Step {
     model::SliceId slice;
     int64_t startNs = 0, endNs = 0;    // CPU range of ProfilerStep#N
     int64_t gpuEndNs = 0;              // end of the GPU work launched inside it
+    // Without ProfilerStep ranges, a serving loop's iterations (user annotations such as
+    // "step[DECODE bs=32]") are the steps: the annotation's own name; empty for ProfilerStep.
+    std::string label;
 };
 
 struct Window {
