@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 
 namespace stallscope::analysis {
 
@@ -76,7 +77,8 @@ void partitionIdle(std::vector<Finding>& findings) {
 /// savings of a device thus add up to the replay of all its fixes.
 /// Findings without a fix save 0 and keep their severity (low_utilization: the idle time it
 /// is charged; memory_pressure: a risk; gpu_not_used: the whole window).
-void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Finding>& findings) {
+void runWaterfalls(const detail::Context& c, AnalysisResult& r, std::vector<Finding>& findings) {
+    r.waterfalls.clear();
     std::vector<int32_t> subjects;
     for (const DeviceMetrics& d : r.devices) subjects.push_back(d.device);
     if (r.hostOnly) subjects.push_back(-1);
@@ -95,7 +97,9 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
         for (const DeviceMetrics& d : r.devices)
             if (d.device == device && d.commNs > 0)
                 commKeep = double(d.commOverlapNs) / double(d.commNs);
-        const detail::Replay replay(c, dev, commKeep);
+        FixSet wanted = 0;
+        for (const Finding* f : fs) wanted |= fixBit(f->replayFix);
+        const detail::Replay replay(c, dev, commKeep, wanted);
         const int64_t base = replay.run(0);
         if (base <= 0) continue;
         Waterfall wf;
@@ -107,13 +111,23 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
         FixSet applied = 0;
         int64_t before = base;
         while (!fs.empty()) {
+            // The candidates are independent runs: on a large trace, on two threads.
+            std::vector<int64_t> after(fs.size());
+            std::future<void> other;
+            const size_t split = replay.items() > 200'000 && fs.size() > 1 ? fs.size() / 2 : 0;
+            if (split)
+                other = std::async(std::launch::async, [&] {
+                    for (size_t i = 0; i < split; ++i)
+                        after[i] = replay.run(applied | fixBit(fs[i]->replayFix));
+                });
+            for (size_t i = split; i < fs.size(); ++i)
+                after[i] = replay.run(applied | fixBit(fs[i]->replayFix));
+            if (other.valid()) other.get();
             size_t best = 0;
             int64_t bestAfter = INT64_MAX;
-            for (size_t i = 0; i < fs.size(); ++i) {
-                const int64_t after =
-                    std::min(before, replay.run(applied | fixBit(fs[i]->replayFix)));
-                if (after < bestAfter) best = i, bestAfter = after;
-            }
+            for (size_t i = 0; i < fs.size(); ++i)
+                if (std::min(before, after[i]) < bestAfter)
+                    best = i, bestAfter = std::min(before, after[i]);
             Finding* f = fs[best];
             fs.erase(fs.begin() + long(best));
             applied |= fixBit(f->replayFix);
@@ -123,12 +137,17 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
         }
         r.waterfalls.push_back(std::move(wf));
     }
+}
+
+void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Finding>& findings) {
+    runWaterfalls(c, r, findings);
     // host_sync fires on what the waits cost: when neither the replay, the idle it is
     // charged nor the GPU idle inside its longest wait (evidence, longest first) reaches the
     // note threshold (a short wait, or one beside a busy GPU), it is not a finding.
     const double note =
         c.options.thresholds.severityNote * double(std::max<int64_t>(1, c.window.length()));
     const model::SliceTable& s = c.trace.slices();
+    const size_t before = findings.size();
     std::erase_if(findings, [&](const Finding& f) {
         if (f.kind != FindingKind::HostSync || double(f.savingNs) >= note ||
             double(f.idleNs) >= note)
@@ -140,6 +159,7 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
                 return double(s.dur[w] - lengthWithin(d.busy, s.start[w], s.end(w))) < note;
         return true;
     });
+    if (findings.size() != before) runWaterfalls(c, r, findings); // without the dropped fixes
     // Findings with no fix to replay save nothing.
     for (Finding& f : findings)
         if (f.replayFix == Fix::Count) {

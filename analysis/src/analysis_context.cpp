@@ -47,6 +47,7 @@ uint32_t Context::nameClass(uint32_t slice) const {
     if (names::isSyncCopyCall(n)) c |= kNcSyncCopy;
     if (names::isCopyCall(n)) c |= kNcCopy;
     if (names::isLaunchCall(n)) c |= kNcLaunch;
+    if (n.find("GraphLaunch") != std::string_view::npos) c |= kNcGraphLaunch;
     const KernelClass k = classifyKernel(n);
     if (k.family == KernelFamily::Comm) c |= kNcComm;
     if (k.matmul()) c |= kNcGemm;

@@ -31,6 +31,7 @@ enum NameClass : uint32_t {
     kNcCompiledRegion = 1u << 16, // "Torch-Compiled Region ..."
     kNcCaptureBegin = 1u << 17,
     kNcCaptureEnd = 1u << 18,
+    kNcGraphLaunch = 1u << 19, // cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch
     kNcKnown = 1u << 15,
 };
 

@@ -146,7 +146,7 @@ void writeFinding(JsonWriter& w, const Trace& t, const Finding& f, const JsonOpt
     w.key("saving_ns").value(f.savingNs);
     w.key("saving_pct").value(f.savingShare * 100, 3);
     w.key("idle_ns").value(f.idleNs);
-    w.key("fix");
+    w.key("replay_fix");
     if (f.replayFix != Fix::Count)
         w.value(fixName(f.replayFix));
     else

@@ -108,8 +108,11 @@ double flopsOf(MatOp op, const std::vector<std::vector<int64_t>>& d) {
 }
 
 struct MatmulWork {
-    double flops = 0;
-    size_t ops = 0, withShapes = 0;
+    double flops = 0; // of the operators read; perStep() extrapolates to all
+    size_t ops = 0, read = 0, withShapes = 0;
+    [[nodiscard]] double perStep() const {
+        return read > 0 && withShapes > 0 ? flops * double(ops) / double(read) : flops;
+    }
 };
 
 /// Matrix-multiply FLOPs of the first whole step in the window (or the window), outermost
@@ -141,6 +144,7 @@ MatmulWork matmulWork(const Context& c) {
             ++w.ops;
             if (budget == 0) continue;
             --budget;
+            ++w.read;
             args.clear();
             if (!c.trace.sliceArgs(SliceId(i), args, error)) continue;
             for (const auto& a : args)
@@ -249,8 +253,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         size_t fromGraphs = 0;
         if (dev)
             for (SliceId l : dev->launch)
-                fromGraphs +=
-                    l.valid() && c.name(l.index()).find("GraphLaunch") != std::string_view::npos;
+                fromGraphs += l.valid() && c.is(l.index(), kNcGraphLaunch);
         const bool usesGraphs = dev && 2 * fromGraphs > dev->launch.size();
         // Evidence 2: kernels too small to fill the GPU (the batch?).
         int64_t medianKernel = -1;
@@ -265,7 +268,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         // Evidence 3: the model's matrix-multiply work per step, from the input shapes.
         if (!work) work = matmulWork(c);
         const bool shapesKnown = work->withShapes > 0;
-        const bool light = shapesKnown && work->flops < th.lightModelMaxGflopPerStep * 1e9;
+        const bool light = shapesKnown && work->perStep() < th.lightModelMaxGflopPerStep * 1e9;
 
         Finding f = makeFinding(c, FindingKind::CpuDispatch, subj.device, total);
         f.idleNs = total;
@@ -319,11 +322,13 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                     ", matrix multiplies at " + b + " (the batch does not fill the GPU).";
         }
         if (shapesKnown)
-            text += " Matrix multiplies and convolutions do " + fmtGflop(work->flops) +
+            text += " Matrix multiplies and convolutions do " + fmtGflop(work->perStep()) +
                     " per step (input shapes of " + std::to_string(work->withShapes) +
                     " operators" +
-                    (work->withShapes < work->ops ? " of " + std::to_string(work->ops)
-                                                  : std::string()) +
+                    (work->read < work->ops
+                         ? " read of " + std::to_string(work->ops) + ", the rest extrapolated"
+                     : work->withShapes < work->ops ? " of " + std::to_string(work->ops)
+                                                    : std::string()) +
                     "; convolutions at stride 1, an upper bound)" +
                     (light ? ": the model is light, the GPU finishes it faster than the host can "
                              "issue it."

@@ -59,10 +59,16 @@ RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, c
 
 namespace {
 
-double achievedOccupancy(const Context& c, const DeviceActivity& d, int64_t lo, int64_t hi) {
+/// `maxDur`: the longest work item of the device, so the scan starts at the first item that
+/// can reach `lo` (the work is sorted by start) instead of the first of the trace.
+double achievedOccupancy(const Context& c, const DeviceActivity& d, int64_t lo, int64_t hi,
+                         int64_t maxDur) {
     const SliceTable& s = c.trace.slices();
     double sum = 0, time = 0;
-    for (uint32_t w : d.work) {
+    auto it = std::lower_bound(d.work.begin(), d.work.end(), lo - maxDur,
+                               [&s](uint32_t w, int64_t v) { return s.start[w] < v; });
+    for (; it != d.work.end() && s.start[*it] < hi; ++it) {
+        const uint32_t w = *it;
         if (s.kind[w] != EventKind::Kernel) continue;
         const float occ = SliceExtra::estOccupancyPct(s.extra[w]);
         if (!(occ >= 0)) continue;
@@ -93,7 +99,9 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     m.kernelUtilization = m.windowNs > 0 ? double(m.kernelBusyNs) / double(m.windowNs) : 0;
     const auto sm = smEfficiencyRanges(c.trace, d.device);
     m.estSmEfficiency = sm.empty() ? -1 : weightedMean(sm, lo, hi);
-    m.estAchievedOccupancy = achievedOccupancy(c, d, lo, hi);
+    int64_t maxDur = 0;
+    for (uint32_t w : d.work) maxDur = std::max(maxDur, s.dur[w]);
+    m.estAchievedOccupancy = achievedOccupancy(c, d, lo, hi, maxDur);
 
     // Work by role, and launch queues per stream.
     Intervals compute, comm, memcpy, memset;
@@ -148,7 +156,8 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         st.busyNs = lengthWithin(d.busy, st.startNs, st.endNs);
         st.kernelBusyNs = lengthWithin(d.kernelBusy, st.startNs, st.endNs);
         if (!sm.empty()) st.estSmEfficiency = weightedMean(sm, st.startNs, st.endNs);
-        if (m.estAchievedOccupancy >= 0) st.estAchievedOccupancy = achievedOccupancy(c, d, st.startNs, st.endNs);
+        if (m.estAchievedOccupancy >= 0)
+            st.estAchievedOccupancy = achievedOccupancy(c, d, st.startNs, st.endNs, maxDur);
         st.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, st.startNs, st.endNs);
         m.steps.push_back(st);
     }

@@ -67,9 +67,13 @@ std::vector<ValueRange> smEfficiencyRanges(const Trace& t, int32_t device) {
 double weightedMean(const std::vector<ValueRange>& ranges, int64_t lo, int64_t hi) {
     if (hi <= lo) return 0;
     double w = 0;
-    for (const ValueRange& r : ranges) {
-        const int64_t a = std::max(r.start, lo), b = std::min(r.end, hi);
-        if (b > a) w += r.value * double(b - a);
+    // The ranges are in start order and do not overlap (see the header): their ends are in
+    // order too, so the first one ending after `lo` is found by bisection.
+    auto r = std::upper_bound(ranges.begin(), ranges.end(), lo,
+                              [](int64_t v, const ValueRange& x) { return v < x.end; });
+    for (; r != ranges.end() && r->start < hi; ++r) {
+        const int64_t a = std::max(r->start, lo), b = std::min(r->end, hi);
+        if (b > a) w += r->value * double(b - a);
     }
     return w / double(hi - lo);
 }

@@ -15,6 +15,7 @@
 #include "stallscope/model/copy_kind.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <map>
 #include <span>
@@ -70,12 +71,12 @@ constexpr int64_t kWakeNs = 50'000;     // a wait returns within this after the 
 constexpr int64_t kGraphNodeNs = 1'000; // host cost per kernel of a CUDA Graph replay
 constexpr int64_t kDefaultLatencyNs = 5'000;
 constexpr int64_t kMaxLatencyNs = 50'000;
-constexpr int kDepScan = 16;
+constexpr int kWaitScan = 32; // items scanned back for what a wait waited for
 } // namespace
 
-Replay::Replay(const Context& c, const DeviceActivity* dev, double commKeep)
+Replay::Replay(const Context& c, const DeviceActivity* dev, double commKeep, FixSet wanted)
     : m_c(c), m_commKeep(commKeep) {
-    build(dev);
+    build(dev, wanted);
 }
 
 bool Replay::active(int32_t edit, FixSet fixes) const {
@@ -84,7 +85,7 @@ bool Replay::active(int32_t edit, FixSet fixes) const {
     return e.parent < 0 || !active(e.parent, fixes);
 }
 
-void Replay::build(const DeviceActivity* dev) {
+void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     const Context& c = m_c;
     const SliceTable& s = c.trace.slices();
     m_w0 = c.window.startNs;
@@ -100,22 +101,25 @@ void Replay::build(const DeviceActivity* dev) {
         }
     if (!dev && m_probe == INT64_MIN) return;
     if (!mainThread.valid() && dev) mainThread = dev->mainLaunchThread;
-    std::unordered_map<uint32_t, int32_t> threadOf; // track index -> replay thread
+    std::vector<int32_t> threadOf(c.trace.tracks().size(), -1); // track -> replay thread
     std::vector<TrackId> threads;
     auto threadIndex = [&](TrackId t) {
-        auto [it, added] = threadOf.emplace(t.index(), int32_t(threads.size()));
-        if (added) threads.push_back(t);
-        return it->second;
+        int32_t& i = threadOf[t.index()];
+        if (i < 0) i = int32_t(threads.size()), threads.push_back(t);
+        return i;
     };
     if (mainThread.valid()) threadIndex(mainThread);
 
-    // ---- GPU items
-    std::unordered_map<uint32_t, int32_t> streamOf;
+    // ---- GPU items, in start order
+    std::vector<int32_t> streamOf(c.trace.tracks().size(), -1); // track -> replay stream
     std::vector<int32_t> lastOnStream;
     std::map<uint32_t, Precision> opPrecision;
+    std::vector<uint32_t> launchSlice; // per item: its launch call on a replayed thread
     size_t budget = 256;
+    const bool precision = wanted & fixBit(Fix::MixedPrecision);
     const int64_t launchLimit = m_probe != INT64_MIN ? m_probe : w1;
     if (dev) {
+        m_items.reserve(dev->work.size());
         for (size_t k = 0; k < dev->work.size(); ++k) {
             const uint32_t w = dev->work[k];
             const int64_t st = s.start[w], en = s.end(w);
@@ -130,20 +134,26 @@ void Replay::build(const DeviceActivity* dev) {
                 const int64_t la = s.start[launch.index()], le = s.end(launch.index());
                 if (la > launchLimit)
                     continue; // launched after the last step: not the window's work
-                it.launchEnd = le;
-                if (la >= m_w0 && !it.fixedTime)
+                // A call that returned after its work started (a synchronous copy) issued it
+                // at its start.
+                it.launchEnd = le <= st ? le : la;
+                if (la >= m_w0 && !it.fixedTime) {
                     it.launchThread = threadIndex(s.track[launch.index()]);
+                    launchSlice.push_back(launch.index());
+                } else {
+                    launchSlice.push_back(UINT32_MAX);
+                }
+            } else {
+                launchSlice.push_back(UINT32_MAX);
             }
-            const auto [sit, added] = streamOf.emplace(s.track[w].index(), m_streams);
-            if (added) {
-                ++m_streams;
-                lastOnStream.push_back(-1);
-            }
-            it.stream = sit->second;
+            int32_t& stream = streamOf[s.track[w].index()];
+            if (stream < 0) stream = int32_t(lastOnStream.size()), lastOnStream.push_back(-1);
+            it.stream = stream;
             it.prev = lastOnStream[static_cast<size_t>(it.stream)];
             lastOnStream[static_cast<size_t>(it.stream)] = int32_t(m_items.size());
             it.comm = c.is(w, kNcComm);
-            if (s.kind[w] == EventKind::Kernel && c.is(w, kNcGemm) && !c.is(w, kNcTensorCore))
+            if (precision && s.kind[w] == EventKind::Kernel && c.is(w, kNcGemm) &&
+                !c.is(w, kNcTensorCore))
                 it.fp32Matmul =
                     c.is(w, kNcFp32Matmul) ||
                     (!c.is(w, kNcPrecisionNamed) &&
@@ -151,65 +161,69 @@ void Replay::build(const DeviceActivity* dev) {
             m_items.push_back(it);
         }
     }
-    m_threads = int32_t(threads.size());
+    auto endOf = [this](int32_t i) { return m_items[size_t(i)].start + m_items[size_t(i)].dur; };
 
-    // The GPU's own start latency after a launch, measured where the GPU waited for it.
+    // The GPU's own start latency after a launch, measured where the GPU waited for it; the
+    // lower quartile: items that waited for another stream as well inflate the rest.
     std::vector<int64_t> lat;
     for (const Item& it : m_items) {
         if (it.launchEnd == INT64_MIN || it.start < it.launchEnd) continue;
-        const int64_t prevEnd = it.prev >= 0
-                                    ? m_items[size_t(it.prev)].start + m_items[size_t(it.prev)].dur
-                                    : INT64_MIN;
-        if (it.launchEnd >= prevEnd) lat.push_back(it.start - it.launchEnd);
+        if (it.prev < 0 || it.launchEnd >= endOf(it.prev)) lat.push_back(it.start - it.launchEnd);
     }
-    // The lower quartile: items that waited for another stream as well inflate the rest.
     int64_t latency = kDefaultLatencyNs;
     if (!lat.empty()) {
         std::nth_element(lat.begin(), lat.begin() + long(lat.size() / 4), lat.end());
         latency = std::min(lat[lat.size() / 4], kMaxLatencyNs);
     }
 
-    // Items by end, to find what a wait or a late start waited for.
-    std::vector<std::pair<int64_t, uint32_t>> byEnd;
-    byEnd.reserve(m_items.size());
-    for (uint32_t i = 0; i < m_items.size(); ++i)
-        byEnd.emplace_back(m_items[i].start + m_items[i].dur, i);
-    std::sort(byEnd.begin(), byEnd.end());
-    // The latest item ending in [lo, hi] (on another stream than `notStream` when >= 0) that
-    // comes before `before` in start order.
-    auto latestEnding = [&](int64_t lo, int64_t hi, int32_t notStream, uint32_t before) -> int32_t {
-        auto itr = std::upper_bound(byEnd.begin(), byEnd.end(), std::make_pair(hi, UINT32_MAX));
-        for (int n = 0; itr != byEnd.begin() && n < kDepScan; ++n) {
-            --itr;
-            if (itr->first < lo) break;
-            const Item& j = m_items[itr->second];
-            if (itr->second < before && (notStream < 0 || j.stream != notStream))
-                return int32_t(itr->second);
-        }
-        return -1;
-    };
-
+    // Cross-stream waits and the gaps to each constraint. Per stream, the last two items
+    // seen in start order: the latest end on another stream before an item starts is one of
+    // them (a stream runs one item at a time).
+    const size_t nStreams = lastOnStream.size();
+    std::vector<std::array<int32_t, 2>> recent(nStreams, {-1, -1});
     for (uint32_t i = 0; i < m_items.size(); ++i) {
         Item& it = m_items[i];
-        if (it.fixedTime) continue;
-        const int64_t prevEnd = it.prev >= 0
-                                    ? m_items[size_t(it.prev)].start + m_items[size_t(it.prev)].dur
-                                    : INT64_MIN;
-        const int64_t base = std::max(it.launchEnd, prevEnd);
-        if (base != INT64_MIN && it.start - base > latency + 5'000) {
-            it.dep = latestEnding(base, it.start, it.stream, i);
+        if (!it.fixedTime) {
+            const int64_t prevEnd = it.prev >= 0 ? endOf(it.prev) : INT64_MIN;
+            const int64_t base = std::max(it.launchEnd, prevEnd);
+            if (base != INT64_MIN && it.start - base > latency + 5'000) {
+                int64_t best = INT64_MIN;
+                for (size_t k = 0; k < nStreams; ++k) {
+                    if (int32_t(k) == it.stream) continue;
+                    for (int32_t j : recent[k]) {
+                        if (j < 0) continue;
+                        const int64_t e = endOf(j);
+                        if (e >= base && e <= it.start && e > best) best = e, it.dep = j;
+                    }
+                }
+            }
+            const int64_t depEnd = it.dep >= 0 ? endOf(it.dep) : INT64_MIN;
+            const int64_t binding = std::max(base, depEnd);
+            auto gap = [&](int64_t constraint) {
+                const int64_t g = it.start - constraint;
+                return constraint == binding ? g : std::min(g, latency);
+            };
+            if (it.launchEnd != INT64_MIN) it.gapLaunch = gap(it.launchEnd);
+            if (prevEnd != INT64_MIN) it.gapStream = gap(prevEnd);
+            if (depEnd != INT64_MIN) it.gapDep = gap(depEnd);
         }
-        const int64_t depEnd =
-            it.dep >= 0 ? m_items[size_t(it.dep)].start + m_items[size_t(it.dep)].dur : INT64_MIN;
-        const int64_t binding = std::max(base, depEnd);
-        auto gap = [&](int64_t constraint) {
-            const int64_t g = it.start - constraint;
-            return constraint == binding ? g : std::min(g, latency);
-        };
-        if (it.launchEnd != INT64_MIN) it.gapLaunch = gap(it.launchEnd);
-        if (prevEnd != INT64_MIN) it.gapStream = gap(prevEnd);
-        if (depEnd != INT64_MIN) it.gapDep = gap(depEnd);
+        auto& r = recent[size_t(it.stream)];
+        r[0] = r[1];
+        r[1] = int32_t(i);
     }
+    // The item that ended last in [lo, hi]: scanning back from the last item started by hi.
+    auto latestEnding = [&](int64_t lo, int64_t hi) -> int32_t {
+        auto itr = std::upper_bound(m_items.begin(), m_items.end(), hi,
+                                    [](int64_t v, const Item& x) { return v < x.start; });
+        int32_t best = -1;
+        for (int n = 0; itr != m_items.begin() && n < kWaitScan; ++n) {
+            --itr;
+            const int32_t j = int32_t(itr - m_items.begin());
+            const int64_t e = endOf(j);
+            if (e >= lo && e <= hi && (best < 0 || e > endOf(best))) best = j;
+        }
+        return best;
+    };
 
     // First launch of each step on the step thread: input preparation before it is the
     // step's data loading (the leading-gap rule of the idle attribution).
@@ -222,6 +236,8 @@ void Replay::build(const DeviceActivity* dev) {
             }
 
     // ---- host edits and waits, per replayed thread
+    m_threads = int32_t(threads.size());
+    const bool graphs = wanted & fixBit(Fix::CudaGraphs);
     for (int32_t ti = 0; ti < m_threads; ++ti) {
         const TrackId track = threads[size_t(ti)];
         const auto [first, last] = c.trace.sliceRange(track);
@@ -236,63 +252,76 @@ void Replay::build(const DeviceActivity* dev) {
             const int64_t pl = p.valid() && p.index() >= begin ? int64_t(p.index() - begin) : -1;
             const int32_t inEdit = pl >= 0 ? outerEdit[size_t(pl)] : -1;
             const int32_t inOp = pl >= 0 ? outerOp[size_t(pl)] : -1;
+            inSync[li] = pl >= 0 ? inSync[size_t(pl)] : 0;
             const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
             outerEdit[li] = inEdit;
             outerOp[li] = inOp;
             if (b <= a && s.dur[i] > 0) continue;
+            const uint32_t nc = c.nameClass(i);
             if (inEdit < 0) {
                 Fix fix = Fix::Count;
-                if (c.is(i, kNcDataLoader))
+                if (nc & kNcDataLoader)
                     fix = Fix::InputPipeline;
-                else if (c.is(i, kNcIo))
+                else if (nc & kNcIo)
                     fix = Fix::LogLessOften;
-                else if (ti == 0 && dev && c.is(i, kNcInputPrep)) {
+                else if (ti == 0 && dev && (nc & kNcInputPrep)) {
                     const Step* st = c.stepAt(s.start[i]);
                     const auto f = st ? firstLaunch.find(st) : firstLaunch.end();
                     if (st && (f == firstLaunch.end() || s.end(i) <= f->second))
                         fix = Fix::InputPipeline;
                 }
-                if (fix != Fix::Count) {
+                if (fix != Fix::Count && (wanted & fixBit(fix))) {
                     outerEdit[li] = int32_t(m_edits.size());
                     m_edits.push_back({a, b, 0, fix, ti, -1});
                     continue; // its inside goes with it
                 }
             }
-            if (inOp < 0 && s.kind[i] == EventKind::CpuOp && c.launchesGpu[i])
+            if (graphs && inOp < 0 && s.kind[i] == EventKind::CpuOp && c.launchesGpu[i])
                 outerOp[li] = int32_t(li);
             if (!dev) continue;
-            const auto work = isLaunchSide(s.kind[i]) ? c.trace.gpuWorkOf(SliceId(i))
-                                                      : std::span<const CorrelationEntry>();
-            if (!work.empty()) {
-                if (outerOp[li] >= 0)
-                    launches[size_t(outerOp[li])] += int32_t(work.size());
-                else if (b - a > kGraphNodeNs)
-                    m_edits.push_back(
-                        {a, b, kGraphNodeNs * int64_t(work.size()), Fix::CudaGraphs, ti, inEdit});
-            }
+            const bool launchSide = isLaunchSide(s.kind[i]);
+            const auto work = launchSide && (nc & (kNcSyncCopy | kNcCopy))
+                                  ? c.trace.gpuWorkOf(SliceId(i))
+                                  : std::span<const CorrelationEntry>();
             // A wait: a synchronising call or operator (.item(), synchronize), or a copy call,
             // during which GPU work ended and that returned right after. The outermost one.
-            inSync[li] = pl >= 0 ? inSync[size_t(pl)] : 0;
-            const bool syncLike =
-                (c.nameClass(i) & kNcSync) ||
-                (isLaunchSide(s.kind[i]) && (c.nameClass(i) & (kNcSyncCopy | kNcCopy)));
+            const bool syncLike = (nc & kNcSync) || (launchSide && (nc & (kNcSyncCopy | kNcCopy)));
             if (!syncLike || inSync[li] || s.kind[i] == EventKind::CudaSync) continue;
-            const int32_t j =
-                latestEnding(std::max(a, s.end(i) - kWakeNs), s.end(i), -1, UINT32_MAX);
+            const int32_t j = latestEnding(std::max(a, s.end(i) - kWakeNs), s.end(i));
             if (j < 0 || m_items[size_t(j)].fixedTime) continue;
-            const int64_t jEnd = m_items[size_t(j)].start + m_items[size_t(j)].dur;
             bool h2d = false;
             for (const auto& wk : work)
                 h2d |= s.kind[wk.slice.index()] == EventKind::Memcpy &&
                        parseCopyName(c.trace.str(s.name[wk.slice.index()])).direction ==
                            CopyDirection::HtoD;
-            m_syncs.push_back({a, b, b - jEnd, b - jEnd, uint32_t(j),
+            m_syncs.push_back({a, b, b - endOf(j), uint32_t(j),
                                h2d ? Fix::PinnedCopies : Fix::RemoveSyncs, inEdit});
             inSync[li] = 1;
             if (outerOp[li] >= 0) hasSync[size_t(outerOp[li])] = 1;
         }
-        // Dispatching operators: under CUDA Graphs their host time is the graph's per-kernel cost.
-        for (size_t li = 0; li < n; ++li) {
+        // Dispatching operators: under CUDA Graphs their host time is the graph's per-kernel
+        // cost; a launch call outside any operator costs that itself.
+        if (graphs) {
+            std::vector<int32_t> direct(n, 0);
+            for (size_t k = 0; k < m_items.size(); ++k) {
+                const uint32_t l = launchSlice[k];
+                if (m_items[k].launchThread != ti || l < begin || l >= begin + n) continue;
+                const size_t li = l - begin;
+                if (outerOp[li] >= 0)
+                    ++launches[size_t(outerOp[li])];
+                else if (outerEdit[li] < 0 || m_edits[size_t(outerEdit[li])].fix != Fix::CudaGraphs)
+                    ++direct[li];
+            }
+            for (size_t li = 0; li < n; ++li) {
+                if (!direct[li]) continue;
+                const uint32_t i = begin + uint32_t(li);
+                const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
+                if (b - a > kGraphNodeNs * direct[li])
+                    m_edits.push_back({a, b, kGraphNodeNs * int64_t(direct[li]), Fix::CudaGraphs,
+                                       ti, outerEdit[li]});
+            }
+        }
+        for (size_t li = 0; li < n && graphs; ++li) {
             if (outerOp[li] != int32_t(li) || hasSync[li] || launches[li] == 0) continue;
             const uint32_t i = begin + uint32_t(li);
             const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
@@ -301,19 +330,37 @@ void Replay::build(const DeviceActivity* dev) {
         }
     }
 
-    // ---- events in recorded order
+    // The innermost edit around each launch constraint (edits of one thread nest at most
+    // two deep: a dispatching operator or launch inside a DataLoader/logging range).
+    std::vector<std::vector<int32_t>> editsOf(size_t(std::max(1, m_threads)));
+    for (uint32_t e = 0; e < m_edits.size(); ++e)
+        editsOf[size_t(m_edits[e].thread)].push_back(int32_t(e));
+    for (auto& v : editsOf)
+        std::sort(v.begin(), v.end(), [this](int32_t x, int32_t y) {
+            return m_edits[size_t(x)].a < m_edits[size_t(y)].a;
+        });
+    for (Item& it : m_items) {
+        if (it.launchThread < 0) continue;
+        const auto& v = editsOf[size_t(it.launchThread)];
+        auto e = std::upper_bound(v.begin(), v.end(), it.launchEnd, [this](int64_t t, int32_t x) {
+            return t < m_edits[size_t(x)].a;
+        });
+        // Scan back over the edits starting before: the innermost one containing the launch.
+        for (int n = 0; e != v.begin() && n < 4; ++n) {
+            --e;
+            const Edit& ed = m_edits[size_t(*e)];
+            if (ed.a <= it.launchEnd && it.launchEnd <= ed.b &&
+                (it.launchEdit < 0 || ed.parent == it.launchEdit))
+                it.launchEdit = *e;
+        }
+    }
+
+    // ---- host events in recorded order (the items are merged with them in run())
     for (uint32_t e = 0; e < m_edits.size(); ++e) {
         m_events.push_back({m_edits[e].a, kEditStart, e});
         m_events.push_back({m_edits[e].b, kEditEnd, e});
     }
     for (uint32_t p = 0; p < m_syncs.size(); ++p) m_events.push_back({m_syncs[p].b, kSyncEnd, p});
-    for (uint32_t i = 0; i < m_items.size(); ++i) {
-        // A launch call that returns after its work started is mapped when the work starts.
-        if (m_items[i].launchThread >= 0 && m_items[i].launchEnd <= m_items[i].start)
-            m_events.push_back({m_items[i].launchEnd, kLaunchEnd, i});
-        m_events.push_back({m_items[i].start, kGpuStart, i});
-    }
-    if (m_probe != INT64_MIN) m_events.push_back({m_probe, kProbe, 0});
     std::sort(m_events.begin(), m_events.end(), [](const Ev& x, const Ev& y) {
         if (x.t != y.t) return x.t < y.t;
         if (x.type != y.type) return x.type < y.type;
@@ -325,26 +372,36 @@ void Replay::build(const DeviceActivity* dev) {
 int64_t Replay::run(FixSet fixes) const {
     if (!m_valid) return -1;
     int64_t delta = 0;
+    std::vector<std::pair<int64_t, int64_t>> shifts{{INT64_MIN, 0}}; // (time, delta from then on)
     std::vector<int32_t> inEdit(size_t(std::max(1, m_threads)), -1);
     std::vector<int64_t> editStart(m_edits.size(), 0);
-    std::vector<int64_t> launchAt(m_items.size(), 0), endAt(m_items.size(), 0);
+    std::vector<int64_t> endAt(m_items.size(), 0);
     std::vector<uint8_t> editOn(m_edits.size(), 0);
     for (size_t e = 0; e < m_edits.size(); ++e) editOn[e] = active(int32_t(e), fixes);
-    int64_t maxEnd = INT64_MIN, probe = INT64_MIN;
-    auto mapOn = [&](int32_t thread, int64_t t) -> int64_t {
-        const int32_t e = thread >= 0 ? inEdit[size_t(thread)] : -1;
-        if (e < 0) return t + delta;
+    int64_t maxEnd = INT64_MIN;
+    auto inside = [&](int32_t e, int64_t t) {
         const Edit& ed = m_edits[size_t(e)];
         const int64_t span = ed.b - ed.a;
         return editStart[size_t(e)] +
                (span > 0 ? int64_t(double(t - ed.a) * double(ed.newLen) / double(span)) : 0);
     };
-    for (const Ev& ev : m_events) {
+    // Where host time `t` (already passed) lands: inside an active edit proportionally,
+    // else shifted by the delta in force at t.
+    auto mapLaunch = [&](const Item& it) -> int64_t {
+        for (int32_t e = it.launchEdit; e >= 0; e = m_edits[size_t(e)].parent)
+            if (editOn[size_t(e)]) return inside(e, it.launchEnd);
+        auto sh = std::upper_bound(
+            shifts.begin(), shifts.end(), it.launchEnd,
+            [](int64_t t, const std::pair<int64_t, int64_t>& x) { return t < x.first; });
+        return it.launchEnd + std::prev(sh)->second;
+    };
+    auto hostEvent = [&](const Ev& ev) {
         switch (ev.type) {
         case kEditStart:
             if (editOn[ev.idx]) {
                 const Edit& ed = m_edits[ev.idx];
-                editStart[ev.idx] = mapOn(ed.thread, ed.a);
+                const int32_t open = inEdit[size_t(ed.thread)];
+                editStart[ev.idx] = open >= 0 ? inside(open, ed.a) : ed.a + delta;
                 inEdit[size_t(ed.thread)] = int32_t(ev.idx);
             }
             break;
@@ -353,48 +410,52 @@ int64_t Replay::run(FixSet fixes) const {
                 const Edit& ed = m_edits[ev.idx];
                 delta = editStart[ev.idx] + ed.newLen - ed.b;
                 if (inEdit[size_t(ed.thread)] == int32_t(ev.idx)) inEdit[size_t(ed.thread)] = -1;
+                shifts.emplace_back(ed.b, delta);
             }
             break;
         case kSyncEnd: {
             const SyncPoint& sp = m_syncs[ev.idx];
             if (sp.parent >= 0 && editOn[size_t(sp.parent)]) break;
-            if (fixes & fixBit(sp.fix)) {
-                delta -= (sp.b - sp.a) - sp.nonWait;
-            } else {
-                const int64_t a = sp.a + delta;
-                delta = std::max(a + sp.nonWait, endAt[sp.awaited] + sp.wake) - sp.b;
-            }
+            if (fixes & fixBit(sp.fix))
+                delta -= (sp.b - sp.a) - sp.wake;
+            else
+                delta = std::max(sp.a + delta + sp.wake, endAt[sp.awaited] + sp.wake) - sp.b;
+            shifts.emplace_back(sp.b, delta);
             break;
         }
-        case kLaunchEnd: launchAt[ev.idx] = mapOn(m_items[ev.idx].launchThread, ev.t); break;
-        case kGpuStart: {
-            const Item& it = m_items[ev.idx];
-            int64_t st = INT64_MIN;
-            if (it.fixedTime) {
-                st = it.start;
-            } else {
-                if (it.launchThread >= 0 && it.launchEnd > it.start)
-                    launchAt[ev.idx] = mapOn(it.launchThread, it.launchEnd);
-                if (it.launchEnd != INT64_MIN)
-                    st = std::max(st, (it.launchThread >= 0 ? launchAt[ev.idx] : it.launchEnd) +
-                                          it.gapLaunch);
-                if (it.prev >= 0) st = std::max(st, endAt[size_t(it.prev)] + it.gapStream);
-                if (it.dep >= 0) st = std::max(st, endAt[size_t(it.dep)] + it.gapDep);
-                if (st == INT64_MIN) st = it.start + delta;
-            }
-            double dur = double(it.dur);
-            if (!it.fixedTime) {
-                if (it.fp32Matmul && (fixes & fixBit(Fix::MixedPrecision))) dur *= 0.5;
-                if (it.comm && (fixes & fixBit(Fix::OverlapComm))) dur *= m_commKeep;
-            }
-            endAt[ev.idx] = st + int64_t(dur);
-            maxEnd = std::max(maxEnd, endAt[ev.idx]);
-            break;
-        }
-        case kProbe: probe = mapOn(0, ev.t); break;
         default: break;
         }
+    };
+    size_t h = 0;
+    for (uint32_t i = 0; i < m_items.size(); ++i) {
+        const Item& it = m_items[i];
+        // Host events before this item starts (edits at the same time first; waits after).
+        while (h < m_events.size() && (m_events[h].t < it.start ||
+                                       (m_events[h].t == it.start && m_events[h].type != kSyncEnd)))
+            hostEvent(m_events[h++]);
+        int64_t st = INT64_MIN;
+        if (it.fixedTime) {
+            st = it.start;
+        } else {
+            if (it.launchEnd != INT64_MIN)
+                st = std::max(st,
+                              (it.launchThread >= 0 ? mapLaunch(it) : it.launchEnd) + it.gapLaunch);
+            if (it.prev >= 0) st = std::max(st, endAt[size_t(it.prev)] + it.gapStream);
+            if (it.dep >= 0) st = std::max(st, endAt[size_t(it.dep)] + it.gapDep);
+            if (st == INT64_MIN) st = it.start + delta;
+        }
+        double dur = double(it.dur);
+        if (!it.fixedTime) {
+            if (it.fp32Matmul && (fixes & fixBit(Fix::MixedPrecision))) dur *= 0.5;
+            if (it.comm && (fixes & fixBit(Fix::OverlapComm))) dur *= m_commKeep;
+        }
+        endAt[i] = st + int64_t(dur);
+        maxEnd = std::max(maxEnd, endAt[i]);
     }
+    int64_t probe = INT64_MIN;
+    for (; h < m_events.size() && (m_probe == INT64_MIN || m_events[h].t <= m_probe); ++h)
+        hostEvent(m_events[h]);
+    if (m_probe != INT64_MIN) probe = inEdit[0] >= 0 ? inside(inEdit[0], m_probe) : m_probe + delta;
     const int64_t end = std::max(maxEnd, probe);
     return end == INT64_MIN ? -1 : std::max<int64_t>(0, end - m_w0);
 }

@@ -10,14 +10,17 @@ class Replay {
 public:
     /// `dev` null: the step thread of a CPU-only trace. `commKeep`: the share of the
     /// device's communication already overlapped with compute (what OverlapComm keeps).
-    Replay(const Context& c, const DeviceActivity* dev, double commKeep);
+    /// `wanted`: the fixes run() will be asked for (what it needs no evidence for is skipped).
+    Replay(const Context& c, const DeviceActivity* dev, double commKeep,
+           FixSet wanted = ~FixSet(0));
     /// The predicted window length with `fixes` applied; -1 when there is nothing to replay.
     [[nodiscard]] int64_t run(FixSet fixes) const;
     [[nodiscard]] bool valid() const { return m_valid; }
+    [[nodiscard]] size_t items() const { return m_items.size(); }
 
 private:
     // A host interval whose time a fix shortens to `newLen` (DataLoader range, logging call,
-    // dispatching operator, a wait the fix removes). `parent`: the outer edit it lies in.
+    // dispatching operator). `parent`: the outer edit it lies in, -1 for none.
     struct Edit {
         int64_t a, b, newLen;
         Fix fix;
@@ -26,15 +29,16 @@ private:
     };
     // A host call that waited for GPU work: it returns `wake` after item `awaited` ends.
     struct SyncPoint {
-        int64_t a, b, nonWait, wake;
+        int64_t a, b, wake;
         uint32_t awaited;
         Fix fix; // the fix that removes the wait
         int32_t parent;
     };
     struct Item {
         int64_t start, dur;
-        int64_t launchEnd; // INT64_MIN: no launch in the replay
-        int32_t launchThread = -1;
+        int64_t launchEnd;         // the launch constraint's time; INT64_MIN: none
+        int32_t launchThread = -1; // replayed thread of the launch, -1: kept as recorded
+        int32_t launchEdit = -1;   // innermost edit around the launch constraint
         int32_t stream = 0;
         int32_t prev = -1; // previous item on the stream
         int32_t dep = -1;  // item on another stream it waited for
@@ -42,7 +46,7 @@ private:
         bool fixedTime = false; // started before the window: kept as recorded
         bool fp32Matmul = false, comm = false;
     };
-    enum EvType : uint8_t { kEditEnd, kSyncEnd, kEditStart, kLaunchEnd, kGpuStart, kProbe };
+    enum EvType : uint8_t { kEditEnd, kEditStart, kSyncEnd };
     struct Ev {
         int64_t t;
         uint8_t type;
@@ -53,13 +57,13 @@ private:
     bool m_valid = false;
     int64_t m_w0 = 0, m_probe = INT64_MIN;
     double m_commKeep = 1;
-    int32_t m_streams = 0, m_threads = 0;
+    int32_t m_threads = 0;
     std::vector<Edit> m_edits;
     std::vector<SyncPoint> m_syncs;
-    std::vector<Item> m_items;
-    std::vector<Ev> m_events;
+    std::vector<Item> m_items; // by start
+    std::vector<Ev> m_events;  // edits and waits, by time; merged with the items in run()
 
-    void build(const DeviceActivity* dev);
+    void build(const DeviceActivity* dev, FixSet wanted);
     [[nodiscard]] bool active(int32_t edit, FixSet fixes) const;
 };
 

@@ -24,7 +24,8 @@ std::vector<double> bucketize(const Intervals& busy, int64_t lo, int64_t hi, int
 /// of running kernels is positive, valued min(sum, 1).
 std::vector<ValueRange> smEfficiencyRanges(const model::Trace& trace, int32_t device);
 
-/// Time-weighted mean of `ranges` over [lo, hi) (0 outside the ranges).
+/// Time-weighted mean of `ranges` over [lo, hi) (0 outside the ranges); `ranges` in start
+/// order without overlaps, as smEfficiencyRanges() returns them.
 double weightedMean(const std::vector<ValueRange>& ranges, int64_t lo, int64_t hi);
 
 } // namespace stallscope::analysis
