@@ -13,6 +13,7 @@ using namespace model;
 
 namespace {
 constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
+std::string whereFrom(const Context& c, SliceId call);
 int64_t causeNs(const DeviceMetrics& d, IdleCause c) { return d.idle.causes[idx(c)].ns; }
 } // namespace
 
@@ -104,12 +105,27 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         char bw[64];
         std::snprintf(bw, sizeof bw, "%.1f GB/s", gbs);
         f.title = "Host-to-device copies from pageable memory block the training thread";
-        f.explanation = std::to_string(copies.size()) + " host-to-device copies (" + std::to_string(bytes / 1000000) +
-                        " MB, " + fmtDuration(copyNs) + " on the GPU at " + bw +
-                        ") read from pageable (not page-locked) memory, so the CUDA driver stages them through a "
-                        "bounce buffer and the call blocks the CPU until the copy is done; the copy cannot overlap "
-                        "with compute. The GPU was idle " + fmtDuration(idle) + " while the thread was inside these "
-                        "copy calls.";
+        f.explanation = std::to_string(copies.size()) + " host-to-device copies (" +
+                        std::to_string(bytes / 1000000) + " MB, " + fmtDuration(copyNs) +
+                        " on the GPU at " + bw +
+                        ") read from pageable (not page-locked) memory, so the CUDA driver stages "
+                        "them through a "
+                        "bounce buffer and the call blocks the CPU until the copy is done; the "
+                        "copy cannot overlap "
+                        "with compute. The GPU was idle " +
+                        fmtDuration(idle) +
+                        " while the thread was inside these "
+                        "copy calls." +
+                        [&] {
+                            SliceId longestCall; // the copy call that blocked longest
+                            for (SliceId cp : copies) {
+                                const SliceId l = c.trace.launchOf(cp);
+                                if (l.valid() && (!longestCall.valid() ||
+                                                  s.dur[l.index()] > s.dur[longestCall.index()]))
+                                    longestCall = l;
+                            }
+                            return whereFrom(c, longestCall);
+                        }();
         f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the DataLoader "
                 "(or tensor.pin_memory()), then .to(device, non_blocking=True); copies then run at full PCIe "
                 "bandwidth and overlap with GPU work.";

@@ -152,6 +152,11 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
             it.prev = lastOnStream[static_cast<size_t>(it.stream)];
             lastOnStream[static_cast<size_t>(it.stream)] = int32_t(m_items.size());
             it.comm = c.is(w, kNcComm);
+            if (s.kind[w] == EventKind::Memcpy) {
+                const CopyInfo ci = parseCopyName(c.trace.str(s.name[w]));
+                it.pageableH2d =
+                    ci.direction == CopyDirection::HtoD && ci.src == MemoryKind::Pageable;
+            }
             if (precision && s.kind[w] == EventKind::Kernel && c.is(w, kNcGemm) &&
                 !c.is(w, kNcTensorCore))
                 it.fp32Matmul =
@@ -175,6 +180,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         std::nth_element(lat.begin(), lat.begin() + long(lat.size() / 4), lat.end());
         latency = std::min(lat[lat.size() / 4], kMaxLatencyNs);
     }
+    m_latency = latency;
 
     // Cross-stream waits and the gaps to each constraint. Per stream, the last two items
     // seen in start order: the latest end on another stream before an item starts is one of
@@ -437,11 +443,15 @@ int64_t Replay::run(FixSet fixes) const {
         if (it.fixedTime) {
             st = it.start;
         } else {
+            // Pinned memory: the copy starts once issued and its stream is free, without
+            // the staging delay that held it back (whichever constraint that showed up on).
+            const bool pinned = it.pageableH2d && (fixes & fixBit(Fix::PinnedCopies));
+            auto gap = [&](int64_t g) { return pinned ? std::min(g, m_latency) : g; };
             if (it.launchEnd != INT64_MIN)
-                st = std::max(st,
-                              (it.launchThread >= 0 ? mapLaunch(it) : it.launchEnd) + it.gapLaunch);
-            if (it.prev >= 0) st = std::max(st, endAt[size_t(it.prev)] + it.gapStream);
-            if (it.dep >= 0) st = std::max(st, endAt[size_t(it.dep)] + it.gapDep);
+                st = std::max(st, (it.launchThread >= 0 ? mapLaunch(it) : it.launchEnd) +
+                                      gap(it.gapLaunch));
+            if (it.prev >= 0) st = std::max(st, endAt[size_t(it.prev)] + gap(it.gapStream));
+            if (it.dep >= 0) st = std::max(st, endAt[size_t(it.dep)] + gap(it.gapDep));
             if (st == INT64_MIN) st = it.start + delta;
         }
         double dur = double(it.dur);

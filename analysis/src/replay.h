@@ -45,6 +45,7 @@ private:
         int64_t gapLaunch = 0, gapStream = 0, gapDep = 0;
         bool fixedTime = false; // started before the window: kept as recorded
         bool fp32Matmul = false, comm = false;
+        bool pageableH2d = false; // staged through a bounce buffer: PinnedCopies drops the staging
     };
     enum EvType : uint8_t { kEditEnd, kEditStart, kSyncEnd };
     struct Ev {
@@ -57,6 +58,7 @@ private:
     bool m_valid = false;
     int64_t m_w0 = 0, m_probe = INT64_MIN;
     double m_commKeep = 1;
+    int64_t m_latency = 0; // the GPU's start latency after a launch (measured)
     int32_t m_threads = 0;
     std::vector<Edit> m_edits;
     std::vector<SyncPoint> m_syncs;

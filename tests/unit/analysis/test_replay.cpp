@@ -127,6 +127,21 @@ private Q_SLOTS:
         QCOMPARE(replay(t, fixBit(Fix::MixedPrecision)), int64_t(612 * us));
     }
 
+    // A pageable host-to-device copy: the call stages the data (the copy starts 450 us in)
+    // and returns when the copy is done. Pinned and non-blocking, the copy starts once issued
+    // (the measured launch latency, 5 us), the host goes on at once, and the kernel queues
+    // behind the copy: 5..45 copy, 50..150 kernel; the host's step ends 490 us earlier.
+    void pinnedCopiesDropTheStagingAndTheWait() {
+        TraceText t;
+        t.step(0, 0, 700);
+        const int corr = t.nextCorrelation();
+        t.runtime("cudaMemcpyAsync", 0, 500, corr);
+        t.memcpy("Memcpy HtoD (Pageable -> Device)", 450, 40, corr, 8 << 20);
+        t.launch("k_after", 510, 5, 520, 100);
+        QCOMPARE(replay(t, 0), int64_t(700 * us));
+        QCOMPARE(replay(t, fixBit(Fix::PinnedCopies)), int64_t(210 * us));
+    }
+
     // CUDA Graphs: operators that launch kernels cost ~1 us per kernel on the host.
     void cudaGraphsShrinkTheDispatch() {
         TraceText t;
