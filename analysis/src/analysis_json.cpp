@@ -355,4 +355,36 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     w.endObject();
 }
 
+void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
+    w.beginObject();
+    w.key("collectives").value(static_cast<uint64_t>(r.collectives));
+    w.key("matching").value(r.matching);
+    w.key("clocks_aligned").value(r.clocksAligned);
+    w.key("straggler").value(r.straggler);
+    w.key("straggler_share").value(r.stragglerShare, 4);
+    w.key("step_imbalance").value(r.stepImbalance, 4);
+    w.key("ranks").beginArray();
+    for (const RankSummary& s : r.ranks) {
+        w.beginObject();
+        w.key("rank").value(s.rank);
+        w.key("label").value(s.label);
+        w.key("window_ns").value(s.windowNs);
+        w.key("utilization").value(s.utilization, 4);
+        w.key("top_cause").value(idleCauseName(s.topCause));
+        w.key("top_cause_ns").value(s.topCauseNs);
+        w.key("collective_ns").value(s.collectiveNs);
+        w.key("wait_ns").value(s.waitNs);
+        w.key("transfer_ns").value(s.transferNs);
+        w.key("last_arrivals").value(static_cast<uint64_t>(s.lastArrivals));
+        w.key("late_ns").value(s.lateNs);
+        w.key("clock_offset_ns").value(s.clockOffsetNs);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("notes").beginArray();
+    for (const auto& n : r.notes) w.value(n);
+    w.endArray();
+    w.endObject();
+}
+
 } // namespace stallscope::analysis

@@ -30,6 +30,9 @@ std::string pad(const std::string& s, size_t n) {
 }
 
 std::string padLeft(const std::string& s, size_t n) { return s.size() >= n ? s : std::string(n - s.size(), ' ') + s; }
+std::string padRight(const std::string& s, size_t n) {
+    return s.size() >= n ? s : s + std::string(n - s.size(), ' ');
+}
 
 std::string shortName(std::string_view n, size_t max = 70) {
     return n.size() <= max ? std::string(n) : std::string(n.substr(0, max - 3)) + "...";
@@ -174,6 +177,53 @@ void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r
 }
 
 } // namespace
+
+void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
+    o << "Ranks: " << r.ranks.size();
+    if (r.stepImbalance > 0)
+        o << ", slowest window " << pct(r.stepImbalance) << " longer than the fastest";
+    o << "\n";
+    if (r.collectives > 0)
+        o << "  " << r.collectives << " collectives matched " << r.matching
+          << (r.clocksAligned
+                  ? "; the ranks' clocks disagreed and were aligned on the collectives' ends"
+                  : "")
+          << ".\n";
+    o << "    rank  " << padLeft("window", 11) << padLeft("GPU busy", 9) << "  "
+      << padRight("largest idle cause", 28) << padLeft("in colls", 11) << padLeft("waiting", 11)
+      << padLeft("transfer", 11) << padLeft("last", 6)
+      << (r.clocksAligned ? padLeft("clock", 11) : "") << "  trace\n";
+    for (const RankSummary& s : r.ranks) {
+        o << "    " << padLeft(std::to_string(s.rank), 4) << "  "
+          << padLeft(formatDuration(s.windowNs), 11) << padLeft(pct(s.utilization), 9) << "  "
+          << padRight(std::string(idleCauseName(s.topCause)) + " " + formatDuration(s.topCauseNs),
+                      28)
+          << padLeft(formatDuration(s.collectiveNs), 11) << padLeft(formatDuration(s.waitNs), 11)
+          << padLeft(formatDuration(s.transferNs), 11) << padLeft(std::to_string(s.lastArrivals), 6)
+          << (r.clocksAligned ? padLeft(formatDuration(s.clockOffsetNs), 11) : "") << "  "
+          << s.label << "\n";
+    }
+    if (r.straggler >= 0) {
+        const RankSummary* s = nullptr;
+        for (const auto& x : r.ranks)
+            if (x.rank == r.straggler) s = &x;
+        o << "  Straggler: rank " << r.straggler << " arrives last at " << pct(r.stragglerShare)
+          << " of the collectives"
+          << (s ? ", " + formatDuration(s->lateNs) +
+                      " after the next-to-last rank in all; its GPU's largest idle cause: " +
+                      std::string(idleCauseName(s->topCause)) + " " + formatDuration(s->topCauseNs)
+                : std::string())
+          << ".\n";
+    } else if (r.collectives > 0) {
+        const RankSummary* most = &r.ranks.front();
+        for (const auto& x : r.ranks)
+            if (x.lastArrivals > most->lastArrivals) most = &x;
+        o << "  No clear straggler: the last arrival moves between ranks (most often rank "
+          << most->rank << ", " << most->lastArrivals << " of " << r.collectives << ").\n";
+    }
+    for (const auto& n : r.notes) o << "  note: " << n << "\n";
+    o << "\n";
+}
 
 void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisResult& r, const std::string& path) {
     o << path << "\n";

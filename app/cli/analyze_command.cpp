@@ -75,6 +75,8 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     lo.threads = options.threads;
     lo.analysis = options.analysis;
+    // Everything first: with two or more ranks the cross-rank summary comes before the detail.
+    std::vector<workspace::Workspace> loaded;
     for (const auto& path : options.paths) {
         auto r = workspace::loadAndAnalyse(path, lo);
         if (!r) {
@@ -84,7 +86,29 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         }
         for (const auto& p : r.value().session.problems)
             err << "stallscope-cli: " << path << ": skipped " << p << "\n";
-        for (const auto& at : r.value().traces) {
+        loaded.push_back(std::move(r.value()));
+    }
+    std::vector<RankInput> ranks;
+    for (const auto& l : loaded)
+        for (const auto& at : l.traces)
+            ranks.push_back({at.entry.rank >= 0 ? at.entry.rank : int32_t(ranks.size()),
+                             at.entry.label, at.entry.trace.get(), at.analysis.get()});
+    if (options.ranksOnly || ranks.size() >= 2) {
+        const CrossRankResult cr = analyzeRanks(ranks);
+        if (options.ranksOnly) {
+            if (options.json) {
+                JsonWriter rw(true);
+                writeCrossRankJson(rw, cr);
+                out << rw.str() << "\n";
+            } else {
+                writeCrossRankText(out, cr);
+            }
+            return rc;
+        }
+        if (!options.json) writeCrossRankText(out, cr);
+    }
+    for (const auto& l : loaded) {
+        for (const auto& at : l.traces) {
             const model::TraceEntry& e = at.entry;
             const AnalysisResult& a = *at.analysis;
             if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
@@ -136,6 +160,8 @@ int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
         std::string v;
         if (a == "--json")
             o.json = true;
+        else if (a == "--ranks")
+            o.ranksOnly = true;
         else if (a == "--window") {
             if (!args.value(v) || !parseWindow(v, o.analysis.window))
                 return usageError(me, "--window needs all, steps, hta or a step number", err);
@@ -166,7 +192,8 @@ int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
 
 const Command kAnalyzeCommand{
     "analyze",
-    "  analyze [--json] [--window all|steps|hta|STEP] [--device N] [--fail-on KIND[:MIN_PCT],...]\n"
+    "  analyze [--json] [--ranks] [--window all|steps|hta|STEP] [--device N] [--fail-on "
+    "KIND[:MIN_PCT],...]\n"
     "          [--baseline BEFORE [--max-regression PCT]] PATH...\n"
     "                                        why the GPU is idle: utilisation, idle causes, "
     "findings\n"
@@ -176,7 +203,11 @@ const Command kAnalyzeCommand{
     "3\n"
     "                                        when step time grew more than PCT % or the GPU idle "
     "share\n"
-    "                                        more than PCT points against BEFORE (default 5)\n",
+    "                                        more than PCT points against BEFORE (default 5); "
+    "with\n"
+    "                                        several ranks (a folder of workers, several files) a\n"
+    "                                        cross-rank summary comes first, --ranks prints only "
+    "it\n",
     analyzeMain};
 
 } // namespace stallscope::cli

@@ -1,5 +1,6 @@
 #pragma once
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/cross_rank.h"
 
 #include <ostream>
 #include <string>
@@ -14,6 +15,7 @@ struct FailRule {
 
 struct AnalyzeOptions {
     bool json = false;
+    bool ranksOnly = false; // --ranks: the cross-rank summary only
     unsigned threads = 0;
     analysis::AnalysisOptions analysis;
     std::vector<FailRule> failOn;
@@ -31,6 +33,8 @@ bool parseWindow(const std::string& text, analysis::WindowSpec& out);
 int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err);
 
 /// Terminal rendering of one analysis.
+/// The cross-rank summary (two or more ranks), printed before the per-rank detail.
+void writeCrossRankText(std::ostream& o, const analysis::CrossRankResult& r);
 void writeAnalysisText(std::ostream& o, const model::Trace& t, const analysis::AnalysisResult& r,
                        const std::string& path);
 

@@ -1,6 +1,7 @@
 #pragma once
 // The analysis as JSON, schema "stallscope.analysis/1" (docs/analysis-json.md).
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/cross_rank.h"
 #include "stallscope/base/json_writer.h"
 
 #include <string>
@@ -14,6 +15,9 @@ struct JsonOptions {
     size_t maxEvidence = 20;       // per finding
     bool utilizationSeries = true;
 };
+
+/// The cross-rank analysis as one JSON object (docs/analysis-json.md "ranks").
+void writeCrossRankJson(base::JsonWriter& w, const CrossRankResult& r);
 
 /// One trace's analysis as a JSON object written into `w`.
 void writeAnalysisJson(base::JsonWriter& w, const model::Trace& trace, const AnalysisResult& r,
