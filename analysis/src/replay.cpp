@@ -71,7 +71,6 @@ constexpr int64_t kWakeNs = 50'000;     // a wait returns within this after the 
 constexpr int64_t kGraphNodeNs = 1'000; // host cost per kernel of a CUDA Graph replay
 constexpr int64_t kDefaultLatencyNs = 5'000;
 constexpr int64_t kMaxLatencyNs = 50'000;
-constexpr int kWaitScan = 32; // items scanned back for what a wait waited for
 } // namespace
 
 Replay::Replay(const Context& c, const DeviceActivity* dev, double commKeep, FixSet wanted)
@@ -217,16 +216,26 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         r[0] = r[1];
         r[1] = int32_t(i);
     }
-    // The item that ended last in [lo, hi]: scanning back from the last item started by hi.
+    // The item that ended last in [lo, hi].
+    // Per stream, its items in start order: a stream runs one item at a time, so the item
+    // of a stream that ended last by `hi` is its last one started by then, or the one before.
+    std::vector<std::vector<int32_t>> onStream(nStreams);
+    for (uint32_t i = 0; i < m_items.size(); ++i)
+        onStream[size_t(m_items[i].stream)].push_back(int32_t(i));
     auto latestEnding = [&](int64_t lo, int64_t hi) -> int32_t {
-        auto itr = std::upper_bound(m_items.begin(), m_items.end(), hi,
-                                    [](int64_t v, const Item& x) { return v < x.start; });
         int32_t best = -1;
-        for (int n = 0; itr != m_items.begin() && n < kWaitScan; ++n) {
-            --itr;
-            const int32_t j = int32_t(itr - m_items.begin());
-            const int64_t e = endOf(j);
-            if (e >= lo && e <= hi && (best < 0 || e > endOf(best))) best = j;
+        for (const auto& v : onStream) {
+            auto itr = std::upper_bound(v.begin(), v.end(), hi, [this](int64_t t, int32_t x) {
+                return t < m_items[size_t(x)].start;
+            });
+            for (int n = 0; itr != v.begin() && n < 2; ++n) {
+                --itr;
+                const int64_t e = endOf(*itr);
+                if (e <= hi) {
+                    if (e >= lo && (best < 0 || e > endOf(best))) best = *itr;
+                    break;
+                }
+            }
         }
         return best;
     };

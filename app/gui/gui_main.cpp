@@ -33,7 +33,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption shot("screenshot", "render the main window to OUT.png and exit", "OUT.png");
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
-    const QCommandLineOption view("view", "bottom view for --screenshot: timeline, flame or stats", "VIEW", "timeline");
+    const QCommandLineOption view("view",
+                                  "bottom view for --screenshot: timeline, flame, stats or ranks",
+                                  "VIEW", "timeline");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
     p.addOptions({shot, size, finding, view, theme});
     p.process(app);

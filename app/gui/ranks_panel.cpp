@@ -2,7 +2,10 @@
 
 #include "gui_text.h"
 
+#include "stallscope/analysis/cross_rank.h"
+
 #include <QHeaderView>
+#include <QLabel>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -11,13 +14,22 @@ namespace stallscope::gui {
 namespace {
 } // namespace
 
-RanksPanel::RanksPanel(QWidget* parent) : QWidget(parent), m_table(new QTableWidget(this)) {
+RanksPanel::RanksPanel(QWidget* parent)
+    : QWidget(parent), m_summary(new QLabel(this)), m_table(new QTableWidget(this)) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(4, 4, 4, 4);
+    m_summary->setWordWrap(true);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    l->addWidget(m_summary);
     l->addWidget(m_table);
-    m_table->setColumnCount(7);
-    m_table->setHorizontalHeaderLabels(
-        {tr("Rank"), tr("Worker / file"), tr("GPU util."), tr("GPU idle"), tr("Mean step"), tr("Top finding"), tr("Saves")});
+    m_table->setColumnCount(11);
+    m_table->setHorizontalHeaderLabels({tr("Rank"), tr("Worker / file"), tr("GPU util."),
+                                        tr("GPU idle"), tr("Mean step"), tr("Top finding"),
+                                        tr("Saves"), tr("In collectives"), tr("Waiting"),
+                                        tr("Transfer"), tr("Last")});
+    m_table->horizontalHeaderItem(8)->setToolTip(
+        tr("Time inside collectives waiting for the last rank to arrive"));
+    m_table->horizontalHeaderItem(10)->setToolTip(tr("Collectives this rank arrived at last"));
     m_table->verticalHeader()->hide();
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -30,7 +42,39 @@ RanksPanel::RanksPanel(QWidget* parent) : QWidget(parent), m_table(new QTableWid
 
 void RanksPanel::setDocument(const Document* doc, int current) {
     m_table->setRowCount(0);
+    m_summary->clear();
     if (!doc) return;
+    std::vector<analysis::RankInput> inputs;
+    for (size_t i = 0; i < doc->traces.size(); ++i) {
+        const LoadedTrace& lt = doc->traces[i];
+        if (lt.analysis)
+            inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
+                              lt.entry.trace.get(), lt.analysis.get()});
+    }
+    analysis::CrossRankResult cross;
+    if (inputs.size() >= 2) cross = analysis::analyzeRanks(inputs);
+    QString line;
+    if (cross.collectives > 0) {
+        line = tr("%1 collectives matched across %2 ranks%3. ")
+                   .arg(cross.collectives)
+                   .arg(cross.ranks.size())
+                   .arg(cross.clocksAligned ? tr(" (clocks aligned on the collectives' ends)")
+                                            : QString());
+        if (cross.straggler >= 0)
+            line += tr("<b>Straggler: rank %1</b> arrives last at %2% of them. ")
+                        .arg(cross.straggler)
+                        .arg(QString::number(cross.stragglerShare * 100, 'f', 0));
+        else
+            line += tr("No clear straggler. ");
+    }
+    if (inputs.size() >= 2)
+        line += tr("Slowest window %1% longer than the fastest.")
+                    .arg(QString::number(cross.stepImbalance * 100, 'f', 1));
+    for (const auto& n : cross.notes)
+        line +=
+            "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
+    m_summary->setText(line);
+    m_summary->setVisible(!line.isEmpty());
     m_table->setRowCount(static_cast<int>(doc->traces.size()));
     for (size_t i = 0; i < doc->traces.size(); ++i) {
         const LoadedTrace& lt = doc->traces[i];
@@ -48,6 +92,14 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         set(4, a.stepTimes.count ? durationText(a.stepTimes.meanNs, 1) : "—", true);
         set(5, a.findings.empty() ? tr("none") : QString::fromStdString(a.findings.front().title));
         set(6, a.findings.empty() ? "" : QString::number(a.findings.front().savingShare * 100, 'f', 1) + "%", true);
+        const int32_t rank = lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i);
+        for (const analysis::RankSummary& rs : cross.ranks)
+            if (rs.rank == rank && cross.collectives > 0) {
+                set(7, durationText(rs.collectiveNs, 1), true);
+                set(8, durationText(rs.waitNs, 1), true);
+                set(9, durationText(rs.transferNs, 1), true);
+                set(10, QString::number(rs.lastArrivals), true);
+            }
     }
     m_table->resizeColumnsToContents();
     m_table->horizontalHeader()->setSectionResizeMode(5, QHeaderView::Stretch);

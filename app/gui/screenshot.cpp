@@ -17,8 +17,10 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     w.resize(o.size);
     w.setDocument(doc);
     if (o.finding > 0) w.selectFinding(o.finding - 1);
-    if (o.view == "flame" || o.view == "stats") {
-        w.showView(o.view == "flame" ? MainWindow::View::Flame : MainWindow::View::Stats);
+    if (o.view == "flame" || o.view == "stats" || o.view == "ranks") {
+        w.showView(o.view == "flame"   ? MainWindow::View::Flame
+                   : o.view == "stats" ? MainWindow::View::Stats
+                                       : MainWindow::View::Ranks);
         if (auto* split = w.centralWidget()->findChild<QSplitter*>()) split->setSizes({o.size.height() * 2 / 5, o.size.height() * 3 / 5});
     }
     w.show();

@@ -1,6 +1,7 @@
 // What a report says (see report.h): summary, idle causes, findings with their picture and
 // fix, statistics tables, notes. Format-neutral: the renderers decide how it looks.
 #include "report_common.h"
+#include "stallscope/analysis/cross_rank.h"
 
 #include "stallscope/base/text_format.h"
 #include "stallscope/reports/escape.h"
@@ -237,17 +238,50 @@ void notes(ReportDocument& doc, const ReportInput& in, const std::string& prefix
 
 void ranksOverview(ReportDocument& doc, const std::vector<ReportInput>& inputs) {
     doc.heading(2, "Ranks", "ranks");
+    std::vector<RankInput> ri;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        ri.push_back({inputs[i].rank >= 0 ? inputs[i].rank : int32_t(i), inputs[i].label,
+                      inputs[i].trace.get(), inputs[i].analysis.get()});
+    const CrossRankResult cross = analyzeRanks(ri);
+    if (cross.collectives > 0) {
+        std::string line =
+            std::to_string(cross.collectives) + " collectives matched " + cross.matching +
+            (cross.clocksAligned ? "; the ranks' clocks disagreed and were aligned on their ends"
+                                 : "") +
+            ". ";
+        if (cross.straggler >= 0)
+            line += "Straggler: rank " + std::to_string(cross.straggler) + " arrives last at " +
+                    pct(cross.stragglerShare) + " of them. ";
+        else
+            line += "No clear straggler. ";
+        line += "Slowest window " + pct(cross.stepImbalance) + " longer than the fastest.";
+        doc.paragraph(plain(line));
+    }
+    for (const auto& n : cross.notes) doc.paragraph({{n, Style::Muted}});
     Table t;
-    t.header = {"Rank", "Trace", "Step time", "GPU utilisation", "Top finding"};
-    t.rightAlign = {true, false, true, true, false};
-    for (const ReportInput& in : inputs) {
+    t.header = {"Rank",        "Trace",          "Step time", "GPU utilisation",
+                "Top finding", "In collectives", "Waiting",   "Transfer",
+                "Last"};
+    t.rightAlign = {true, false, true, true, false, true, true, true, true};
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ReportInput& in = inputs[i];
         const AnalysisResult& a = *in.analysis;
         double util = 0;
         for (const auto& d : a.devices) util += d.utilization / double(a.devices.size());
-        t.rows.push_back({plain(in.rank >= 0 ? std::to_string(in.rank) : "–"), plain(in.label.empty() ? in.path : in.label),
-                          plain(a.stepTimes.count ? formatDuration(a.stepTimes.meanNs) : formatDuration(a.window.length())),
+        const RankSummary* rs = nullptr;
+        for (const auto& x : cross.ranks)
+            if (x.rank == ri[i].rank) rs = &x;
+        const bool colls = rs && cross.collectives > 0;
+        t.rows.push_back({plain(in.rank >= 0 ? std::to_string(in.rank) : "–"),
+                          plain(in.label.empty() ? in.path : in.label),
+                          plain(a.stepTimes.count ? formatDuration(a.stepTimes.meanNs)
+                                                  : formatDuration(a.window.length())),
                           plain(a.devices.empty() ? "–" : pct(util)),
-                          plain(a.findings.empty() ? "none" : a.findings.front().title)});
+                          plain(a.findings.empty() ? "none" : a.findings.front().title),
+                          plain(colls ? formatDuration(rs->collectiveNs) : "–"),
+                          plain(colls ? formatDuration(rs->waitNs) : "–"),
+                          plain(colls ? formatDuration(rs->transferNs) : "–"),
+                          plain(colls ? std::to_string(rs->lastArrivals) : "–")});
     }
     doc.table(std::move(t));
 }
