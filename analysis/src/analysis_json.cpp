@@ -381,6 +381,17 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
         w.endObject();
     }
     w.endArray();
+    w.key("findings").beginArray();
+    for (const RankFinding& f : r.findings) {
+        w.beginObject();
+        w.key("kind").value(findingKindName(f.kind));
+        w.key("ranks").value(static_cast<uint64_t>(f.ranks));
+        w.key("min_saving_pct").value(f.minShare * 100, 3);
+        w.key("max_saving_pct").value(f.maxShare * 100, 3);
+        w.key("worst_rank").value(f.worstRank);
+        w.endObject();
+    }
+    w.endArray();
     w.key("notes").beginArray();
     for (const auto& n : r.notes) w.value(n);
     w.endArray();

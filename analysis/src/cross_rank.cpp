@@ -2,6 +2,7 @@
 #include "stallscope/analysis/cross_rank.h"
 
 #include "analysis_context.h"
+#include "stallscope/analysis/detector_catalogue.h"
 
 #include <algorithm>
 #include <map>
@@ -75,6 +76,26 @@ CrossRankResult analyzeRanks(const std::vector<RankInput>& inputs) {
         r.ranks.push_back(rs);
         colls[i] = collectivesOf(in[i]);
     }
+    // Findings across the ranks instead of one row per rank and GPU.
+    std::map<FindingKind, RankFinding> byKind;
+    for (const RankInput& ri : in) {
+        std::map<FindingKind, double> best; // a rank's largest saving per kind (its GPUs)
+        for (const Finding& f : ri.analysis->findings)
+            if (detectorEntry(f.kind).stage != DetectorStage::Context)
+                best[f.kind] = std::max(best[f.kind], f.savingShare);
+        for (const auto& [kind, share] : best) {
+            RankFinding& rf = byKind[kind];
+            rf.kind = kind;
+            if (rf.ranks == 0 || share < rf.minShare) rf.minShare = share;
+            if (rf.ranks == 0 || share > rf.maxShare) rf.maxShare = share, rf.worstRank = ri.rank;
+            ++rf.ranks;
+        }
+    }
+    for (auto& [k, rf] : byKind) r.findings.push_back(rf);
+    std::stable_sort(r.findings.begin(), r.findings.end(),
+                     [](const RankFinding& a, const RankFinding& b) {
+                         return a.ranks != b.ranks ? a.ranks > b.ranks : a.maxShare > b.maxShare;
+                     });
     int64_t slow = 0, fast = INT64_MAX;
     for (const RankSummary& rs : r.ranks)
         slow = std::max(slow, rs.windowNs), fast = std::min(fast, rs.windowNs);

@@ -12,6 +12,7 @@ namespace stallscope::cli {
 using base::formatBytes;
 using base::formatCount;
 using base::formatDuration;
+using base::formatPercent;
 
 using namespace analysis;
 
@@ -220,6 +221,16 @@ void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
             if (x.lastArrivals > most->lastArrivals) most = &x;
         o << "  No clear straggler: the last arrival moves between ranks (most often rank "
           << most->rank << ", " << most->lastArrivals << " of " << r.collectives << ").\n";
+    }
+    if (!r.findings.empty()) {
+        o << "  Findings across the ranks (saving, share of each rank's step time):\n";
+        for (const RankFinding& f : r.findings)
+            o << "    " << padRight(std::string(findingKindName(f.kind)), 20) << " on " << f.ranks
+              << " of " << r.ranks.size() << " ranks, " << formatPercent(f.minShare)
+              << (f.maxShare > f.minShare ? "-" + formatPercent(f.maxShare) + " (most on rank " +
+                                                std::to_string(f.worstRank) + ")"
+                                          : std::string())
+              << "\n";
     }
     for (const auto& n : r.notes) o << "  note: " << n << "\n";
     o << "\n";

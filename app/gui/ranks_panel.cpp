@@ -70,6 +70,22 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     if (inputs.size() >= 2)
         line += tr("Slowest window %1% longer than the fastest.")
                     .arg(QString::number(cross.stepImbalance * 100, 'f', 1));
+    if (!cross.findings.empty()) {
+        QStringList parts;
+        for (const auto& f : cross.findings) {
+            if (parts.size() >= 4) break;
+            parts << QString("%1 on %2/%3 (%4%5%)")
+                         .arg(
+                             QString::fromStdString(std::string(analysis::findingKindName(f.kind))))
+                         .arg(f.ranks)
+                         .arg(cross.ranks.size())
+                         .arg(QString::number(f.minShare * 100, 'f', 1))
+                         .arg(f.maxShare > f.minShare
+                                  ? "–" + QString::number(f.maxShare * 100, 'f', 1)
+                                  : QString());
+        }
+        line += "<br>" + tr("Across the ranks: ") + parts.join(", ");
+    }
     for (const auto& n : cross.notes)
         line +=
             "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";

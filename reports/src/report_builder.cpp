@@ -257,6 +257,19 @@ void ranksOverview(ReportDocument& doc, const std::vector<ReportInput>& inputs) 
         line += "Slowest window " + pct(cross.stepImbalance) + " longer than the fastest.";
         doc.paragraph(plain(line));
     }
+    if (!cross.findings.empty()) {
+        Table ft;
+        ft.header = {"Finding", "Ranks", "Saves (of step time)", "Most on rank"};
+        ft.rightAlign = {false, true, true, true};
+        for (const RankFinding& f : cross.findings)
+            ft.rows.push_back(
+                {{{std::string(findingKindName(f.kind)), Style::Code}},
+                 plain(std::to_string(f.ranks) + " of " + std::to_string(cross.ranks.size())),
+                 plain(f.maxShare > f.minShare ? pct(f.minShare) + "–" + pct(f.maxShare)
+                                               : pct(f.minShare)),
+                 plain(std::to_string(f.worstRank))});
+        doc.table(std::move(ft));
+    }
     for (const auto& n : cross.notes) doc.paragraph({{n, Style::Muted}});
     Table t;
     t.header = {"Rank",        "Trace",          "Step time", "GPU utilisation",

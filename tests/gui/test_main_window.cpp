@@ -13,6 +13,7 @@
 #include "main_window.h"
 #include "panel.h"
 #include "range_panel.h"
+#include "ranks_panel.h"
 #include "report_export.h"
 #include "stats_panel.h"
 #include "theme.h"
@@ -24,6 +25,7 @@
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
@@ -261,6 +263,23 @@ private Q_SLOTS:
         QCOMPARE(w.currentRank(), 1);
         QVERIFY(w.timeline()->layout().trace() != first);
         QCOMPARE(w.timeline()->layout().trace(), doc->traces[1].entry.trace.get());
+    }
+
+    // The 8 DLRM ranks: the Ranks panel says who arrives last and fills the collective columns.
+    void ranksPanelShowsTheCrossRankAnalysis() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        QString error;
+        auto doc = LoadWorker::loadNow(
+            QString::fromStdString((test::sharedTraces() / "param-dlrm-8rank").string()), {},
+            &error);
+        QVERIFY2(doc, qPrintable(error));
+        RanksPanel panel;
+        panel.setDocument(doc.get(), 0);
+        QVERIFY2(panel.summary()->text().contains("Straggler: rank 7"),
+                 qPrintable(panel.summary()->text()));
+        QVERIFY(panel.summary()->text().contains("cpu_dispatch on 8/8"));
+        QCOMPARE(panel.table()->rowCount(), 8);
+        QCOMPARE(panel.table()->item(7, 10)->text(), QString("5")); // rank 7: last at 5 of 8
     }
 
     void unreadableFilesShowABannerNotACrash_data() {

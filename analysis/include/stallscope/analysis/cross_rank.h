@@ -32,14 +32,23 @@ struct RankSummary {
     int64_t clockOffsetNs = 0; // subtracted from this rank's times to align it
 };
 
+/// One finding kind across the ranks: "cpu_dispatch on 8 of 8 ranks, 29-42 % of step time".
+struct RankFinding {
+    FindingKind kind = FindingKind::LowUtilization;
+    size_t ranks = 0;                  // ranks with this finding
+    double minShare = 0, maxShare = 0; // its saving's share of each rank's window
+    int32_t worstRank = -1;            // where it saves the most
+};
+
 struct CrossRankResult {
-    std::vector<RankSummary> ranks; // by rank
-    size_t collectives = 0;         // matched across all ranks
-    std::string matching;           // how they were matched
-    bool clocksAligned = false;     // offsets were applied (the hosts' clocks disagreed)
-    int32_t straggler = -1;         // the rank that arrives last most often, -1: none clear
-    double stragglerShare = 0;      // of the matched collectives
-    double stepImbalance = 0;       // slowest / fastest window - 1
+    std::vector<RankSummary> ranks;    // by rank
+    size_t collectives = 0;            // matched across all ranks
+    std::string matching;              // how they were matched
+    bool clocksAligned = false;        // offsets were applied (the hosts' clocks disagreed)
+    int32_t straggler = -1;            // the rank that arrives last most often, -1: none clear
+    double stragglerShare = 0;         // of the matched collectives
+    double stepImbalance = 0;          // slowest / fastest window - 1
+    std::vector<RankFinding> findings; // timing findings by how many ranks have them
     std::vector<std::string> notes;
 };
 
