@@ -378,6 +378,10 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
         w.key("last_arrivals").value(static_cast<uint64_t>(s.lastArrivals));
         w.key("late_ns").value(s.lateNs);
         w.key("clock_offset_ns").value(s.clockOffsetNs);
+        w.key("late_stretch_ns").value(s.lateStretchNs);
+        w.key("late_busy_ns").value(s.lateBusyNs);
+        w.key("late_idle");
+        writeCauses(w, s.lateIdle);
         w.endObject();
     }
     w.endArray();

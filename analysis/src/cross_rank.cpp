@@ -160,6 +160,26 @@ CrossRankResult analyzeRanks(const std::vector<RankInput>& inputs) {
         }
         ++r.ranks[who].lastArrivals;
         r.ranks[who].lateNs += second == INT64_MIN ? 0 : last - second;
+        // What the last rank did before arriving: from its previous collective's end (or
+        // its window's start) to this one's start, on its own clock.
+        const int64_t from = k > 0 ? colls[who][k - 1].end : in[who].analysis->window.startNs;
+        const int64_t to = colls[who][k].start;
+        if (to > from) {
+            RankSummary& rs = r.ranks[who];
+            rs.lateStretchNs += to - from;
+            const DeviceMetrics* busiest = nullptr;
+            for (const DeviceMetrics& d : in[who].analysis->devices)
+                if (!busiest || d.busyNs > busiest->busyNs) busiest = &d;
+            if (busiest) {
+                int64_t idle = 0;
+                for (size_t c = 0; c < kIdleCauseCount; ++c) {
+                    const int64_t ns = lengthWithin(busiest->idle.intervals[c], from, to);
+                    rs.lateIdle[c] += ns;
+                    idle += ns;
+                }
+                rs.lateBusyNs += std::max<int64_t>(0, (to - from) - idle);
+            }
+        }
     }
     size_t best = 0;
     for (size_t i = 1; i < n; ++i)

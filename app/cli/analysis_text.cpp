@@ -215,6 +215,19 @@ void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
                       std::string(idleCauseName(s->topCause)) + " " + formatDuration(s->topCauseNs)
                 : std::string())
           << ".\n";
+        if (s && s->lateStretchNs > 0) {
+            std::vector<std::pair<int64_t, std::string>> parts{{s->lateBusyNs, "GPU busy"}};
+            for (size_t k = 0; k < kIdleCauseCount; ++k)
+                if (s->lateIdle[k] > 0)
+                    parts.emplace_back(s->lateIdle[k], std::string(idleCauseName(IdleCause(k))));
+            std::sort(parts.rbegin(), parts.rend());
+            o << "  Before those late arrivals (" << formatDuration(s->lateStretchNs)
+              << " in all) it was: ";
+            for (size_t i = 0; i < parts.size() && i < 4; ++i)
+                o << (i ? ", " : "") << parts[i].second << " "
+                  << formatPercent(double(parts[i].first) / double(s->lateStretchNs));
+            o << ".\n";
+        }
     } else if (r.collectives > 0) {
         const RankSummary* most = &r.ranks.front();
         for (const auto& x : r.ranks)

@@ -51,6 +51,13 @@ private Q_SLOTS:
         QCOMPARE(r.straggler, 1);
         QCOMPARE(r.ranks[1].lastArrivals, size_t(3));
         QCOMPARE(r.ranks[1].lateNs, 3 * 200 * us);
+        // Before its late arrivals (520 + 600 + 600 us) its GPU ran the 300 us compute kernel
+        // each time; the rest is idle, charged by cause.
+        QCOMPARE(r.ranks[1].lateStretchNs, 1720 * us);
+        QCOMPARE(r.ranks[1].lateBusyNs, 900 * us);
+        int64_t idle = 0;
+        for (int64_t ns : r.ranks[1].lateIdle) idle += ns;
+        QCOMPARE(idle, 820 * us);
     }
 
     void differentCollectivesAreSaidNotGuessed() {

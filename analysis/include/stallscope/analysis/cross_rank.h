@@ -5,6 +5,7 @@
 // the ranks, the straggler and the load imbalance.
 #include "stallscope/analysis/analysis.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct RankSummary {
     size_t lastArrivals = 0;   // collectives this rank arrived at last
     int64_t lateNs = 0;        // summed lateness behind the second-to-last arrival when last
     int64_t clockOffsetNs = 0; // subtracted from this rank's times to align it
+    // What this rank's GPU did in the stretches before the collectives it arrived at last
+    // (from its previous collective's end to its arrival): busy time, then idle by cause.
+    int64_t lateStretchNs = 0, lateBusyNs = 0;
+    std::array<int64_t, kIdleCauseCount> lateIdle{};
 };
 
 /// One finding kind across the ranks: "cpu_dispatch on 8 of 8 ranks, 29-42 % of step time".
