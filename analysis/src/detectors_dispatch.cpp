@@ -342,7 +342,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                 " The work already runs as CUDA/HIP Graphs (" + std::to_string(fromGraphs) +
                 " of " + std::to_string(dev->launch.size()) +
                 " items from graph launches): the time left is the host's own, around the graphs.";
-        if (untraced * 2 > total)
+        if (untraced > total - untraced) // not untraced * 2: durations reach 2^62
             text += " Most of this time shows no traced event: profile with with_stack=True to see "
                     "the Python "
                     "behind it.";
@@ -389,7 +389,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         }
         f.fix = std::move(fix);
         f.snippet = std::move(snippet);
-        f.confidence = bound || light ? 0.7 : untraced * 2 > total ? 0.5 : 0.6;
+        f.confidence = bound || light ? 0.7 : untraced > total - untraced ? 0.5 : 0.6;
         out.push_back(std::move(f));
     }
 }

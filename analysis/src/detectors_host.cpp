@@ -186,7 +186,7 @@ std::string queuedWorkStartedLate(const Context& c, const DeviceActivity& dev, S
         if (s.start[w] < a + (b - a) / 2 || s.start[w] > b) continue;
         if (!l.valid() || s.end(l.index()) > a) continue;
         // The GPU idle from the wait's start until this work began?
-        if (lengthWithin(dev.busy, a, s.start[w]) * 10 > s.start[w] - a) return {};
+        if (lengthWithin(dev.busy, a, s.start[w]) > (s.start[w] - a) / 10) return {};
         std::string waitCall;
         const TrackId th = s.track[l.index()];
         const auto [first, last] = c.trace.sliceRange(th);
@@ -439,7 +439,7 @@ std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
                : ", after `" + waitCall +
                      "`: its stream waited for an event recorded by work the trace does not show "
                      "(another process, or a stream that was not profiled).";
-    if (longest.valid() && s.dur[longest.index()] * 2 > gap->endNs - gap->startNs) {
+    if (longest.valid() && s.dur[longest.index()] > (gap->endNs - gap->startNs) / 2) {
         // whereFrom: " The longest wait, D, is `call` under `op`, called from `frame`."
         const std::string where = whereFrom(c, longest);
         const std::string call = "`" + std::string(c.name(longest.index())) + "`";
