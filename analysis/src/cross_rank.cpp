@@ -1,8 +1,8 @@
 // Cross-rank analysis: see cross_rank.h and docs/analysis.md "Ranks".
 #include "stallscope/analysis/cross_rank.h"
 
-#include "analysis_context.h"
 #include "stallscope/analysis/detector_catalogue.h"
+#include "stallscope/analysis/kernel_catalogue.h"
 
 #include <algorithm>
 #include <map>
@@ -18,23 +18,32 @@ struct Coll {
     StringId name;
 };
 
-/// The communication kernels of a rank's busiest device inside its window, by start.
+/// The communication kernels (the catalogue's comm family) of a rank's busiest device
+/// inside its window, by start.
 std::vector<Coll> collectivesOf(const RankInput& in) {
     const Trace& t = *in.trace;
     const SliceTable& s = t.slices();
-    detail::Context c(t, {});
+    const AnalysisResult& a = *in.analysis;
     std::vector<Coll> out;
     const DeviceMetrics* busiest = nullptr;
-    for (const DeviceMetrics& d : in.analysis->devices)
+    for (const DeviceMetrics& d : a.devices)
         if (!busiest || d.busyNs > busiest->busyNs) busiest = &d;
     if (!busiest) return out;
-    for (const auto& dev : c.devices) {
-        if (dev.device != busiest->device) continue;
-        for (uint32_t w : dev.work)
-            if (s.kind[w] == EventKind::Kernel && c.is(w, detail::kNcComm) &&
-                s.start[w] >= in.analysis->window.startNs && s.start[w] < in.analysis->window.endNs)
-                out.push_back({s.start[w], s.end(w), s.name[w]});
+    std::map<uint32_t, bool> comm; // per kernel name
+    for (const TrackInfo& tr : t.tracks()) {
+        if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != busiest->device)
+            continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (s.kind[i] != EventKind::Kernel || s.start[i] < a.window.startNs ||
+                s.start[i] >= a.window.endNs)
+                continue;
+            auto [it, added] = comm.try_emplace(s.name[i].value);
+            if (added) it->second = classifyKernel(t.str(s.name[i])).family == KernelFamily::Comm;
+            if (it->second) out.push_back({s.start[i], s.end(i), s.name[i]});
+        }
     }
+    std::sort(out.begin(), out.end(),
+              [](const Coll& x, const Coll& y) { return x.start < y.start; });
     return out;
 }
 

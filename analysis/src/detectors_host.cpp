@@ -172,6 +172,20 @@ std::string whereFrom(const Context& c, SliceId call) {
 } // namespace
 
 namespace {
+/// The last stream-wait call (`cudaStreamWaitEvent`, `hipStreamWaitEvent`) on a launch's
+/// thread in the 5 ms before it, or empty: what a stream waited for before that work.
+std::string streamWaitBefore(const Context& c, SliceId launch) {
+    const SliceTable& s = c.trace.slices();
+    const TrackId th = s.track[launch.index()];
+    const uint32_t last = c.trace.sliceRange(th).second;
+    std::string call;
+    for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[launch.index()] - 5'000'000);
+         i < last && s.start[i] <= s.start[launch.index()]; ++i)
+        if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
+            call = std::string(c.name(i));
+    return call;
+}
+
 /// When the work a wait waited for was queued before the wait began yet started only near
 /// its end, with the GPU idle meanwhile, the GPU itself waited for something the trace does
 /// not show (an event recorded by work outside the trace: another process, a stream that
@@ -187,13 +201,7 @@ std::string queuedWorkStartedLate(const Context& c, const DeviceActivity& dev, S
         if (!l.valid() || s.end(l.index()) > a) continue;
         // The GPU idle from the wait's start until this work began?
         if (lengthWithin(dev.busy, a, s.start[w]) > (s.start[w] - a) / 10) return {};
-        std::string waitCall;
-        const TrackId th = s.track[l.index()];
-        const auto [first, last] = c.trace.sliceRange(th);
-        for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[l.index()] - 5'000'000);
-             i < last && s.start[i] <= s.start[l.index()]; ++i)
-            if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
-                waitCall = std::string(c.name(i));
+        const std::string waitCall = streamWaitBefore(c, l);
         const std::string stream(c.trace.str(c.trace.track(s.track[w]).name));
         return " The GPU work it waited for was queued " + fmtDuration(a - s.end(l.index())) +
                " before the wait began (`" + std::string(c.name(w)).substr(0, 60) + "` on " +
@@ -418,12 +426,8 @@ std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
     if (!gap || gap->endNs - gap->startNs < c.window.length() / 20) return {};
     const uint32_t w = gap->endingWork.index(), l = gap->launch.index();
     const TrackId th = s.track[l];
-    std::string waitCall;
-    const auto [first, last] = c.trace.sliceRange(th);
-    for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[l] - 5'000'000);
-         i < last && s.start[i] <= s.start[l]; ++i)
-        if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
-            waitCall = std::string(c.name(i));
+    const std::string waitCall = streamWaitBefore(c, SliceId(l));
+    const uint32_t last = c.trace.sliceRange(th).second;
     // The longest call on the launching thread inside the wait.
     SliceId longest;
     for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, gap->startNs);

@@ -23,32 +23,27 @@
 
 namespace stallscope::analysis {
 
-std::string_view fixName(Fix f) {
-    switch (f) {
-    case Fix::InputPipeline: return "input_pipeline";
-    case Fix::PinnedCopies: return "pinned_copies";
-    case Fix::RemoveSyncs: return "remove_syncs";
-    case Fix::CudaGraphs: return "cuda_graphs";
-    case Fix::MixedPrecision: return "mixed_precision";
-    case Fix::OverlapComm: return "overlap_comm";
-    case Fix::LogLessOften: return "log_less_often";
-    case Fix::Count: break;
-    }
-    return "none";
-}
+namespace {
+struct FixText {
+    std::string_view name, description;
+};
+// By Fix value.
+constexpr std::array<FixText, size_t(Fix::Count)> kFixTexts{{
+    {"input_pipeline", "data loading in workers"},
+    {"pinned_copies", "pinned, non-blocking copies"},
+    {"remove_syncs", "no host syncs in the step"},
+    {"cuda_graphs", "CUDA Graphs (launch cost ~1 us per kernel)"},
+    {"mixed_precision", "FP32 matmuls on Tensor Cores (2x)"},
+    {"overlap_comm", "communication overlapped"},
+    {"log_less_often", "logging/checkpointing every N steps"},
+}};
+} // namespace
 
+std::string_view fixName(Fix f) {
+    return f < Fix::Count ? kFixTexts[size_t(f)].name : "none";
+}
 std::string_view fixDescription(Fix f) {
-    switch (f) {
-    case Fix::InputPipeline: return "data loading in workers";
-    case Fix::PinnedCopies: return "pinned, non-blocking copies";
-    case Fix::RemoveSyncs: return "no host syncs in the step";
-    case Fix::CudaGraphs: return "CUDA Graphs (launch cost ~1 us per kernel)";
-    case Fix::MixedPrecision: return "FP32 matmuls on Tensor Cores (2x)";
-    case Fix::OverlapComm: return "communication overlapped";
-    case Fix::LogLessOften: return "logging/checkpointing every N steps";
-    case Fix::Count: break;
-    }
-    return "none";
+    return f < Fix::Count ? kFixTexts[size_t(f)].description : "none";
 }
 
 int64_t replayWindowNs(const model::Trace& trace, const AnalysisOptions& options, int32_t device,

@@ -20,17 +20,6 @@ import subprocess
 import sys
 
 
-def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
-        d = json.load(f)
-    return d["traceEvents"] if isinstance(d, dict) else d
-
-
-def rank_of(path, events, index):
-    return index
-
-
 def figures(folder):
     files = sorted(f for f in os.listdir(folder) if ".json" in f)
     ranks = []
