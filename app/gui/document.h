@@ -4,6 +4,7 @@
 #include "timeline/timeline_layout.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/cross_rank.h"
 #include "stallscope/model/session.h"
 
 #include <QString>
@@ -23,6 +24,7 @@ struct Document {
     QString path;
     model::Session session;
     std::vector<LoadedTrace> traces;
+    analysis::CrossRankResult ranks; // with two or more traces (built on the load worker too)
     double loadSeconds = 0;
 };
 

@@ -44,6 +44,16 @@ std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOpti
         lt.timeline = std::static_pointer_cast<const TimelineIndex>(at.extra);
         doc->traces.push_back(std::move(lt));
     }
+    if (doc->traces.size() >= 2) {
+        std::vector<analysis::RankInput> inputs;
+        for (size_t i = 0; i < doc->traces.size(); ++i) {
+            const LoadedTrace& lt = doc->traces[i];
+            if (lt.analysis)
+                inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
+                                  lt.entry.trace.get(), lt.analysis.get()});
+        }
+        if (inputs.size() >= 2) doc->ranks = analysis::analyzeRanks(inputs);
+    }
     doc->loadSeconds = ws.seconds;
     return doc;
 }

@@ -44,15 +44,7 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     m_table->setRowCount(0);
     m_summary->clear();
     if (!doc) return;
-    std::vector<analysis::RankInput> inputs;
-    for (size_t i = 0; i < doc->traces.size(); ++i) {
-        const LoadedTrace& lt = doc->traces[i];
-        if (lt.analysis)
-            inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
-                              lt.entry.trace.get(), lt.analysis.get()});
-    }
-    analysis::CrossRankResult cross;
-    if (inputs.size() >= 2) cross = analysis::analyzeRanks(inputs);
+    const analysis::CrossRankResult& cross = doc->ranks; // built on the load worker
     QString line;
     if (cross.collectives > 0) {
         line = tr("%1 collectives matched across %2 ranks%3. ")
@@ -67,7 +59,7 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         else
             line += tr("No clear straggler. ");
     }
-    if (inputs.size() >= 2)
+    if (cross.ranks.size() >= 2)
         line += tr("Slowest window %1% longer than the fastest.")
                     .arg(QString::number(cross.stepImbalance * 100, 'f', 1));
     if (!cross.findings.empty()) {
