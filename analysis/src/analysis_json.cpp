@@ -1,5 +1,8 @@
 #include "stallscope/analysis/analysis_json.h"
 
+#include <cmath>
+#include <cstdio>
+
 namespace stallscope::analysis {
 
 using base::JsonWriter;
@@ -368,6 +371,7 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
         w.beginObject();
         w.key("rank").value(s.rank);
         w.key("label").value(s.label);
+        w.key("path").value(s.path);
         w.key("window_ns").value(s.windowNs);
         w.key("utilization").value(s.utilization, 4);
         w.key("top_cause").value(idleCauseName(s.topCause));
@@ -382,6 +386,30 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
         w.key("late_busy_ns").value(s.lateBusyNs);
         w.key("late_idle");
         writeCauses(w, s.lateIdle);
+        w.key("top_finding").value(s.topFinding);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("steps").beginArray();
+    for (size_t c = 0; c < r.stepLabels.size(); ++c) {
+        w.beginObject();
+        w.key("label").value(r.stepLabels[c]);
+        w.key("straggler").value(r.stepStraggler[c]);
+        w.key("ranks").beginArray();
+        for (size_t i = 0; i < r.cells.size(); ++i) {
+            const RankStepCell& cell = r.cells[i][c];
+            w.beginObject();
+            w.key("rank").value(r.ranks[i].rank);
+            w.key("step_ns").value(cell.stepNs);
+            w.key("busy_ns").value(cell.busyNs);
+            w.key("idle");
+            writeCauses(w, cell.idle);
+            w.key("collective_ns").value(cell.collectiveNs);
+            w.key("wait_ns").value(cell.waitNs);
+            w.key("last_arrivals").value(static_cast<uint64_t>(cell.lastArrivals));
+            w.endObject();
+        }
+        w.endArray();
         w.endObject();
     }
     w.endArray();
@@ -398,6 +426,67 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
     w.endArray();
     w.key("notes").beginArray();
     for (const auto& n : r.notes) w.value(n);
+    w.endArray();
+    w.endObject();
+}
+
+namespace {
+/// A double that reads back to the same bits.
+std::string exactDouble(double v) {
+    if (!std::isfinite(v)) return "0";
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+} // namespace
+
+void writeRankDigestJson(JsonWriter& w, const RankDigest& d) {
+    w.beginObject();
+    w.key("schema").value(kRankSummarySchema);
+    w.key("rank").value(d.rank);
+    w.key("label").value(d.label);
+    w.key("path").value(d.path);
+    w.key("device").value(d.device);
+    w.key("device_name").value(d.deviceName);
+    w.key("window_start_ns").value(d.windowStartNs);
+    w.key("window_end_ns").value(d.windowEndNs);
+    w.key("utilization").raw(exactDouble(d.utilization));
+    w.key("idle");
+    writeCauses(w, d.idle);
+    w.key("steps").beginArray();
+    for (const DigestStep& s : d.steps) {
+        w.beginObject();
+        w.key("number").value(s.number);
+        w.key("label").value(s.label);
+        w.key("start_ns").value(s.startNs);
+        w.key("end_ns").value(s.endNs);
+        w.key("busy_ns").value(s.busyNs);
+        w.key("idle");
+        writeCauses(w, s.idle);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("collectives").beginArray();
+    for (const DigestCollective& c : d.collectives) {
+        w.beginObject();
+        w.key("name").value(c.name);
+        w.key("start_ns").value(c.startNs);
+        w.key("end_ns").value(c.endNs);
+        w.key("step").value(c.step);
+        w.key("before_busy_ns").value(c.beforeBusyNs);
+        w.key("before_idle");
+        writeCauses(w, c.beforeIdle);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("findings").beginArray();
+    for (const DigestFinding& f : d.findings) {
+        w.beginObject();
+        w.key("kind").value(findingKindName(f.kind));
+        w.key("saving_share").raw(exactDouble(f.savingShare));
+        w.key("title").value(f.title);
+        w.endObject();
+    }
     w.endArray();
     w.endObject();
 }

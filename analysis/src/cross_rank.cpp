@@ -3,9 +3,11 @@
 
 #include "stallscope/analysis/detector_catalogue.h"
 #include "stallscope/analysis/kernel_catalogue.h"
+#include "stallscope/base/text_format.h"
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace stallscope::analysis {
 
@@ -13,38 +15,11 @@ using namespace model;
 
 namespace {
 
-struct Coll {
-    int64_t start, end;
-    StringId name;
-};
-
-/// The communication kernels (the catalogue's comm family) of a rank's busiest device
-/// inside its window, by start.
-std::vector<Coll> collectivesOf(const RankInput& in) {
-    const Trace& t = *in.trace;
-    const SliceTable& s = t.slices();
-    const AnalysisResult& a = *in.analysis;
-    std::vector<Coll> out;
+const DeviceMetrics* busiestDevice(const AnalysisResult& a) {
     const DeviceMetrics* busiest = nullptr;
     for (const DeviceMetrics& d : a.devices)
         if (!busiest || d.busyNs > busiest->busyNs) busiest = &d;
-    if (!busiest) return out;
-    std::map<uint32_t, bool> comm; // per kernel name
-    for (const TrackInfo& tr : t.tracks()) {
-        if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != busiest->device)
-            continue;
-        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
-            if (s.kind[i] != EventKind::Kernel || s.start[i] < a.window.startNs ||
-                s.start[i] >= a.window.endNs)
-                continue;
-            auto [it, added] = comm.try_emplace(s.name[i].value);
-            if (added) it->second = classifyKernel(t.str(s.name[i])).family == KernelFamily::Comm;
-            if (it->second) out.push_back({s.start[i], s.end(i), s.name[i]});
-        }
-    }
-    std::sort(out.begin(), out.end(),
-              [](const Coll& x, const Coll& y) { return x.start < y.start; });
-    return out;
+    return busiest;
 }
 
 int64_t median(std::vector<int64_t> v) {
@@ -53,50 +28,142 @@ int64_t median(std::vector<int64_t> v) {
     return v[v.size() / 2];
 }
 
+std::string stepLabel(const DigestStep& s, size_t position) {
+    if (s.number >= 0) return "#" + std::to_string(s.number);
+    if (!s.label.empty()) return s.label;
+    return "step " + std::to_string(position + 1);
+}
+
+/// A straggler is a rank that is last clearly more often than its share by chance: at least
+/// twice as often as 1/n of `total` (or the only collective there is).
+int32_t clearStraggler(const std::vector<size_t>& last, size_t total, size_t& best) {
+    best = 0;
+    for (size_t i = 1; i < last.size(); ++i)
+        if (last[i] > last[best]) best = i;
+    if (total == 0 || last.empty()) return -1;
+    const double share = double(last[best]) / double(total);
+    return share * double(last.size()) >= 2.0 || total == 1 ? int32_t(best) : -1;
+}
+
 } // namespace
 
+RankDigest digestRank(const RankInput& in) {
+    RankDigest d;
+    d.rank = in.rank;
+    d.label = in.label;
+    d.path = in.path;
+    const Trace& t = *in.trace;
+    const AnalysisResult& a = *in.analysis;
+    d.windowStartNs = a.window.startNs;
+    d.windowEndNs = a.window.endNs;
+    for (const Finding& f : a.findings)
+        if (detectorEntry(f.kind).stage != DetectorStage::Context)
+            d.findings.push_back({f.kind, f.savingShare, f.title});
+    const DeviceMetrics* busiest = busiestDevice(a);
+    if (!busiest) return d;
+    d.device = busiest->device;
+    d.deviceName = busiest->name;
+    d.utilization = busiest->utilization;
+    for (size_t k = 0; k < kIdleCauseCount; ++k) d.idle[k] = busiest->idle.causes[k].ns;
+    for (size_t i = 0; i < busiest->steps.size(); ++i) {
+        const StepMetrics& sm = busiest->steps[i];
+        DigestStep s;
+        s.number = sm.number;
+        if (i < a.steps.size()) s.label = a.steps[i].label;
+        s.startNs = sm.startNs;
+        s.endNs = sm.endNs;
+        s.busyNs = sm.busyNs;
+        s.idle = sm.idleByCause;
+        d.steps.push_back(std::move(s));
+    }
+
+    // The communication kernels (the catalogue's comm family) inside the window, by start.
+    const SliceTable& sl = t.slices();
+    std::unordered_map<uint32_t, bool> comm; // per kernel name
+    for (const TrackInfo& tr : t.tracks()) {
+        if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != busiest->device)
+            continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (sl.kind[i] != EventKind::Kernel || sl.start[i] < a.window.startNs ||
+                sl.start[i] >= a.window.endNs)
+                continue;
+            auto [it, added] = comm.try_emplace(sl.name[i].value);
+            if (added) it->second = classifyKernel(t.str(sl.name[i])).family == KernelFamily::Comm;
+            if (it->second) {
+                DigestCollective c;
+                c.name = std::string(t.str(sl.name[i]));
+                c.startNs = sl.start[i];
+                c.endNs = sl.end(i);
+                d.collectives.push_back(std::move(c));
+            }
+        }
+    }
+    std::stable_sort(
+        d.collectives.begin(), d.collectives.end(),
+        [](const DigestCollective& x, const DigestCollective& y) { return x.startNs < y.startNs; });
+    for (size_t k = 0; k < d.collectives.size(); ++k) {
+        DigestCollective& c = d.collectives[k];
+        for (size_t s = 0; s < d.steps.size(); ++s)
+            if (c.startNs >= d.steps[s].startNs && c.startNs < d.steps[s].endNs) {
+                c.step = int32_t(s);
+                break;
+            }
+        // What the GPU did before it arrived: from the previous one's end, on its own clock.
+        const int64_t from = k > 0 ? d.collectives[k - 1].endNs : d.windowStartNs;
+        const int64_t to = c.startNs;
+        if (to <= from) continue;
+        int64_t idle = 0;
+        for (size_t q = 0; q < kIdleCauseCount; ++q) {
+            c.beforeIdle[q] = lengthWithin(busiest->idle.intervals[q], from, to);
+            idle += c.beforeIdle[q];
+        }
+        c.beforeBusyNs = std::max<int64_t>(0, (to - from) - idle);
+    }
+    return d;
+}
+
 CrossRankResult analyzeRanks(const std::vector<RankInput>& inputs) {
+    std::vector<RankDigest> digests;
+    digests.reserve(inputs.size());
+    for (const RankInput& in : inputs) digests.push_back(digestRank(in));
+    return analyzeRanks(std::move(digests));
+}
+
+CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
     CrossRankResult r;
-    std::vector<RankInput> in = inputs;
-    std::sort(in.begin(), in.end(),
-              [](const RankInput& a, const RankInput& b) { return a.rank < b.rank; });
+    std::stable_sort(in.begin(), in.end(),
+                     [](const RankDigest& a, const RankDigest& b) { return a.rank < b.rank; });
     const size_t n = in.size();
     if (n < 2) {
         r.notes.push_back("one rank: nothing to compare");
         return r;
     }
-    std::vector<std::vector<Coll>> colls(n);
-    for (size_t i = 0; i < n; ++i) {
+    for (const RankDigest& d : in) {
         RankSummary rs;
-        rs.rank = in[i].rank;
-        rs.label = in[i].label;
-        const AnalysisResult& a = *in[i].analysis;
-        rs.windowNs = a.window.length();
-        const DeviceMetrics* busiest = nullptr;
-        for (const DeviceMetrics& d : a.devices)
-            if (!busiest || d.busyNs > busiest->busyNs) busiest = &d;
-        if (busiest) {
-            rs.utilization = busiest->utilization;
-            for (size_t k = 0; k < kIdleCauseCount; ++k)
-                if (busiest->idle.causes[k].ns > rs.topCauseNs)
-                    rs.topCauseNs = busiest->idle.causes[k].ns,
-                    rs.topCause = static_cast<IdleCause>(k);
-        }
+        rs.rank = d.rank;
+        rs.label = d.label;
+        rs.path = d.path;
+        rs.windowNs = d.windowEndNs - d.windowStartNs;
+        rs.utilization = d.utilization;
+        for (size_t k = 0; k < kIdleCauseCount; ++k)
+            if (d.idle[k] > rs.topCauseNs)
+                rs.topCauseNs = d.idle[k], rs.topCause = static_cast<IdleCause>(k);
+        double top = -1;
+        for (const DigestFinding& f : d.findings)
+            if (f.savingShare > top) top = f.savingShare, rs.topFinding = f.title;
         r.ranks.push_back(rs);
-        colls[i] = collectivesOf(in[i]);
     }
     // Findings across the ranks instead of one row per rank and GPU.
     std::map<FindingKind, RankFinding> byKind;
-    for (const RankInput& ri : in) {
+    for (const RankDigest& d : in) {
         std::map<FindingKind, double> best; // a rank's largest saving per kind (its GPUs)
-        for (const Finding& f : ri.analysis->findings)
-            if (detectorEntry(f.kind).stage != DetectorStage::Context)
-                best[f.kind] = std::max(best[f.kind], f.savingShare);
+        for (const DigestFinding& f : d.findings)
+            best[f.kind] = std::max(best[f.kind], f.savingShare);
         for (const auto& [kind, share] : best) {
             RankFinding& rf = byKind[kind];
             rf.kind = kind;
             if (rf.ranks == 0 || share < rf.minShare) rf.minShare = share;
-            if (rf.ranks == 0 || share > rf.maxShare) rf.maxShare = share, rf.worstRank = ri.rank;
+            if (rf.ranks == 0 || share > rf.maxShare) rf.maxShare = share, rf.worstRank = d.rank;
             ++rf.ranks;
         }
     }
@@ -110,19 +177,44 @@ CrossRankResult analyzeRanks(const std::vector<RankInput>& inputs) {
         slow = std::max(slow, rs.windowNs), fast = std::min(fast, rs.windowNs);
     r.stepImbalance = fast > 0 ? double(slow) / double(fast) - 1 : 0;
 
+    // Steps as columns: by number when every rank has the same numbers, else by position.
+    bool sameNumbers = true;
+    size_t columns = SIZE_MAX;
+    for (const RankDigest& d : in) {
+        columns = std::min(columns, d.steps.size());
+        sameNumbers &= d.steps.size() == in[0].steps.size();
+        for (size_t s = 0; sameNumbers && s < d.steps.size(); ++s)
+            sameNumbers = d.steps[s].number == in[0].steps[s].number;
+    }
+    if (!sameNumbers && columns > 0)
+        r.notes.push_back("the ranks' steps differ in number or count: steps are compared by "
+                          "position over the first " +
+                          std::to_string(columns));
+    for (size_t s = 0; s < columns; ++s) r.stepLabels.push_back(stepLabel(in[0].steps[s], s));
+    r.cells.assign(n, std::vector<RankStepCell>(columns));
+    for (size_t i = 0; i < n; ++i)
+        for (size_t s = 0; s < columns; ++s) {
+            const DigestStep& st = in[i].steps[s];
+            RankStepCell& c = r.cells[i][s];
+            c.present = true;
+            c.stepNs = st.endNs - st.startNs;
+            c.busyNs = st.busyNs;
+            c.idle = st.idle;
+        }
+    r.stepStraggler.assign(columns, -1);
+
     // Match by order: the common prefix whose names agree on every rank.
     size_t m = SIZE_MAX;
-    for (const auto& v : colls) m = std::min(m, v.size());
+    for (const RankDigest& d : in) m = std::min(m, d.collectives.size());
     size_t agreed = 0;
     for (; agreed < m; ++agreed) {
         bool same = true;
         for (size_t i = 1; i < n && same; ++i)
-            same =
-                in[i].trace->str(colls[i][agreed].name) == in[0].trace->str(colls[0][agreed].name);
+            same = in[i].collectives[agreed].name == in[0].collectives[agreed].name;
         if (!same) break;
     }
     bool equalCounts = true;
-    for (const auto& v : colls) equalCounts &= v.size() == colls[0].size();
+    for (const RankDigest& d : in) equalCounts &= d.collectives.size() == in[0].collectives.size();
     r.collectives = agreed;
     r.matching = "by order of the communication kernels on each rank's busiest GPU";
     if (!equalCounts || agreed < m)
@@ -140,64 +232,118 @@ CrossRankResult analyzeRanks(const std::vector<RankInput>& inputs) {
     // beyond 50 us (the hosts' clocks disagree), else the ranks share a clock.
     std::vector<int64_t> offset(n, 0);
     for (size_t i = 1; i < n; ++i) {
-        std::vector<int64_t> d;
-        for (size_t k = 0; k < agreed; ++k) d.push_back(colls[i][k].end - colls[0][k].end);
-        offset[i] = median(d);
+        std::vector<int64_t> diff;
+        diff.reserve(agreed);
+        for (size_t k = 0; k < agreed; ++k)
+            diff.push_back(in[i].collectives[k].endNs - in[0].collectives[k].endNs);
+        offset[i] = median(std::move(diff));
         if (std::abs(offset[i]) > 50'000) r.clocksAligned = true;
     }
     if (!r.clocksAligned) std::fill(offset.begin(), offset.end(), 0);
     for (size_t i = 0; i < n; ++i) r.ranks[i].clockOffsetNs = offset[i];
 
     // Each collective: the last arrival sets its end; the others wait for it.
+    std::vector<std::vector<size_t>> lastByColumn(columns, std::vector<size_t>(n, 0));
+    std::vector<size_t> collectivesByColumn(columns, 0);
+    auto column = [&](size_t i, size_t k) -> int64_t {
+        const int32_t s = in[i].collectives[k].step;
+        return s >= 0 && size_t(s) < columns ? s : -1;
+    };
     for (size_t k = 0; k < agreed; ++k) {
         int64_t last = INT64_MIN, second = INT64_MIN;
         size_t who = 0;
         for (size_t i = 0; i < n; ++i) {
-            const int64_t arrive = colls[i][k].start - offset[i];
+            const int64_t arrive = in[i].collectives[k].startNs - offset[i];
             if (arrive > last)
                 second = last, last = arrive, who = i;
             else if (arrive > second)
                 second = arrive;
         }
         for (size_t i = 0; i < n; ++i) {
-            const int64_t arrive = colls[i][k].start - offset[i];
-            const int64_t dur = colls[i][k].end - colls[i][k].start;
+            const DigestCollective& c = in[i].collectives[k];
+            const int64_t arrive = c.startNs - offset[i];
+            const int64_t dur = c.endNs - c.startNs;
             const int64_t wait = std::clamp<int64_t>(last - arrive, 0, dur);
             r.ranks[i].collectiveNs += dur;
             r.ranks[i].waitNs += wait;
             r.ranks[i].transferNs += dur - wait;
-        }
-        ++r.ranks[who].lastArrivals;
-        r.ranks[who].lateNs += second == INT64_MIN ? 0 : last - second;
-        // What the last rank did before arriving: from its previous collective's end (or
-        // its window's start) to this one's start, on its own clock.
-        const int64_t from = k > 0 ? colls[who][k - 1].end : in[who].analysis->window.startNs;
-        const int64_t to = colls[who][k].start;
-        if (to > from) {
-            RankSummary& rs = r.ranks[who];
-            rs.lateStretchNs += to - from;
-            const DeviceMetrics* busiest = nullptr;
-            for (const DeviceMetrics& d : in[who].analysis->devices)
-                if (!busiest || d.busyNs > busiest->busyNs) busiest = &d;
-            if (busiest) {
-                int64_t idle = 0;
-                for (size_t c = 0; c < kIdleCauseCount; ++c) {
-                    const int64_t ns = lengthWithin(busiest->idle.intervals[c], from, to);
-                    rs.lateIdle[c] += ns;
-                    idle += ns;
-                }
-                rs.lateBusyNs += std::max<int64_t>(0, (to - from) - idle);
+            if (const int64_t s = column(i, k); s >= 0) {
+                r.cells[i][size_t(s)].collectiveNs += dur;
+                r.cells[i][size_t(s)].waitNs += wait;
             }
         }
+        RankSummary& rs = r.ranks[who];
+        ++rs.lastArrivals;
+        rs.lateNs += second == INT64_MIN ? 0 : last - second;
+        if (const int64_t s = column(who, k); s >= 0) {
+            ++r.cells[who][size_t(s)].lastArrivals;
+            ++lastByColumn[size_t(s)][who];
+            ++collectivesByColumn[size_t(s)];
+        }
+        // What the last rank did before arriving (measured when it was digested).
+        const DigestCollective& c = in[who].collectives[k];
+        const int64_t from = k > 0 ? in[who].collectives[k - 1].endNs : in[who].windowStartNs;
+        if (c.startNs > from) {
+            rs.lateStretchNs += c.startNs - from;
+            rs.lateBusyNs += c.beforeBusyNs;
+            for (size_t q = 0; q < kIdleCauseCount; ++q) rs.lateIdle[q] += c.beforeIdle[q];
+        }
     }
+    std::vector<size_t> last(n);
+    for (size_t i = 0; i < n; ++i) last[i] = r.ranks[i].lastArrivals;
     size_t best = 0;
-    for (size_t i = 1; i < n; ++i)
-        if (r.ranks[i].lastArrivals > r.ranks[best].lastArrivals) best = i;
+    if (clearStraggler(last, agreed, best) >= 0) r.straggler = r.ranks[best].rank;
     r.stragglerShare = double(r.ranks[best].lastArrivals) / double(agreed);
-    // A straggler is a rank that is last clearly more often than its share by chance.
-    if (r.stragglerShare * double(n) >= 2.0 || (agreed == 1 && n >= 2))
-        r.straggler = r.ranks[best].rank;
+    for (size_t s = 0; s < columns; ++s) {
+        size_t b = 0;
+        if (clearStraggler(lastByColumn[s], collectivesByColumn[s], b) >= 0)
+            r.stepStraggler[s] = r.ranks[b].rank;
+    }
     return r;
+}
+
+std::vector<std::string> crossRankSentences(const CrossRankResult& r) {
+    using base::formatDuration;
+    using base::formatPercent;
+    std::vector<std::string> out;
+    if (r.collectives > 0)
+        out.push_back(std::to_string(r.collectives) + " collectives matched " + r.matching +
+                      (r.clocksAligned
+                           ? "; the ranks' clocks disagreed and were aligned on the collectives' "
+                             "ends"
+                           : "") +
+                      ".");
+    const RankSummary* s = nullptr;
+    for (const RankSummary& x : r.ranks)
+        if (x.rank == r.straggler) s = &x;
+    if (s) {
+        out.push_back(
+            "Straggler: rank " + std::to_string(r.straggler) + " arrives last at " +
+            formatPercent(r.stragglerShare) + " of the collectives, " + formatDuration(s->lateNs) +
+            " after the next-to-last rank in all; its GPU's largest idle cause: " +
+            std::string(idleCauseName(s->topCause)) + " " + formatDuration(s->topCauseNs) + ".");
+        if (s->lateStretchNs > 0) {
+            std::vector<std::pair<int64_t, std::string>> parts{{s->lateBusyNs, "GPU busy"}};
+            for (size_t k = 0; k < kIdleCauseCount; ++k)
+                if (s->lateIdle[k] > 0)
+                    parts.emplace_back(s->lateIdle[k], std::string(idleCauseName(IdleCause(k))));
+            std::sort(parts.rbegin(), parts.rend());
+            std::string line = "Before those late arrivals (" + formatDuration(s->lateStretchNs) +
+                               " in all) it was: ";
+            for (size_t i = 0; i < parts.size() && i < 4; ++i)
+                line += (i ? ", " : "") + parts[i].second + " " +
+                        formatPercent(double(parts[i].first) / double(s->lateStretchNs));
+            out.push_back(line + ".");
+        }
+    } else if (r.collectives > 0 && !r.ranks.empty()) {
+        const RankSummary* most = &r.ranks.front();
+        for (const RankSummary& x : r.ranks)
+            if (x.lastArrivals > most->lastArrivals) most = &x;
+        out.push_back("No clear straggler: the last arrival moves between ranks (most often rank " +
+                      std::to_string(most->rank) + ", " + std::to_string(most->lastArrivals) +
+                      " of " + std::to_string(r.collectives) + ").");
+    }
+    return out;
 }
 
 } // namespace stallscope::analysis

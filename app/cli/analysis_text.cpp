@@ -179,17 +179,38 @@ void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r
 
 } // namespace
 
+namespace {
+/// The ranks × steps table: each rank's step time per step, the straggler of each step
+/// marked with '*'; at most 16 steps and 64 ranks (the JSON has them all).
+void writeStepsText(std::ostream& o, const CrossRankResult& r) {
+    const size_t cols = std::min<size_t>(r.stepLabels.size(), 16);
+    if (cols == 0 || r.cells.empty()) return;
+    o << "  Step time per rank and step (* arrived last most often in that step):\n";
+    o << "    rank";
+    for (size_t c = 0; c < cols; ++c) o << padLeft(r.stepLabels[c], 12);
+    o << "\n";
+    const size_t rows = std::min<size_t>(r.cells.size(), 64);
+    for (size_t i = 0; i < rows; ++i) {
+        o << "    " << padLeft(std::to_string(r.ranks[i].rank), 4);
+        for (size_t c = 0; c < cols; ++c)
+            o << padLeft(formatDuration(r.cells[i][c].stepNs) +
+                             (r.stepStraggler[c] == r.ranks[i].rank ? "*" : " "),
+                         12);
+        o << "\n";
+    }
+    if (rows < r.cells.size() || cols < r.stepLabels.size())
+        o << "    (" << r.cells.size() << " ranks × " << r.stepLabels.size()
+          << " steps in all; --ranks --json has every cell)\n";
+}
+} // namespace
+
 void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
     o << "Ranks: " << r.ranks.size();
     if (r.stepImbalance > 0)
         o << ", slowest window " << pct(r.stepImbalance) << " longer than the fastest";
     o << "\n";
-    if (r.collectives > 0)
-        o << "  " << r.collectives << " collectives matched " << r.matching
-          << (r.clocksAligned
-                  ? "; the ranks' clocks disagreed and were aligned on the collectives' ends"
-                  : "")
-          << ".\n";
+    const std::vector<std::string> sentences = crossRankSentences(r);
+    if (r.collectives > 0) o << "  " << sentences.front() << "\n";
     o << "    rank  " << padLeft("window", 11) << padLeft("GPU busy", 9) << "  "
       << padRight("largest idle cause", 28) << padLeft("in colls", 11) << padLeft("waiting", 11)
       << padLeft("transfer", 11) << padLeft("last", 6)
@@ -204,37 +225,9 @@ void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
           << (r.clocksAligned ? padLeft(formatDuration(s.clockOffsetNs), 11) : "") << "  "
           << s.label << "\n";
     }
-    if (r.straggler >= 0) {
-        const RankSummary* s = nullptr;
-        for (const auto& x : r.ranks)
-            if (x.rank == r.straggler) s = &x;
-        o << "  Straggler: rank " << r.straggler << " arrives last at " << pct(r.stragglerShare)
-          << " of the collectives"
-          << (s ? ", " + formatDuration(s->lateNs) +
-                      " after the next-to-last rank in all; its GPU's largest idle cause: " +
-                      std::string(idleCauseName(s->topCause)) + " " + formatDuration(s->topCauseNs)
-                : std::string())
-          << ".\n";
-        if (s && s->lateStretchNs > 0) {
-            std::vector<std::pair<int64_t, std::string>> parts{{s->lateBusyNs, "GPU busy"}};
-            for (size_t k = 0; k < kIdleCauseCount; ++k)
-                if (s->lateIdle[k] > 0)
-                    parts.emplace_back(s->lateIdle[k], std::string(idleCauseName(IdleCause(k))));
-            std::sort(parts.rbegin(), parts.rend());
-            o << "  Before those late arrivals (" << formatDuration(s->lateStretchNs)
-              << " in all) it was: ";
-            for (size_t i = 0; i < parts.size() && i < 4; ++i)
-                o << (i ? ", " : "") << parts[i].second << " "
-                  << formatPercent(double(parts[i].first) / double(s->lateStretchNs));
-            o << ".\n";
-        }
-    } else if (r.collectives > 0) {
-        const RankSummary* most = &r.ranks.front();
-        for (const auto& x : r.ranks)
-            if (x.lastArrivals > most->lastArrivals) most = &x;
-        o << "  No clear straggler: the last arrival moves between ranks (most often rank "
-          << most->rank << ", " << most->lastArrivals << " of " << r.collectives << ").\n";
-    }
+    for (size_t i = r.collectives > 0 ? 1 : 0; i < sentences.size(); ++i)
+        o << "  " << sentences[i] << "\n";
+    writeStepsText(o, r);
     if (!r.findings.empty()) {
         o << "  Findings across the ranks (saving, share of each rank's step time):\n";
         for (const RankFinding& f : r.findings)

@@ -5,9 +5,12 @@
 
 #include "stallscope/analysis/analysis_json.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 namespace stallscope::cli {
 
@@ -66,11 +69,93 @@ bool parseWindow(const std::string& text, WindowSpec& out) {
     return true;
 }
 
+namespace {
+
+bool writeFile(const std::string& path, const std::string& text, std::ostream& err) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << text;
+    f.close();
+    if (!f) {
+        err << "stallscope-cli: cannot write " << path << "\n";
+        return false;
+    }
+    return true;
+}
+
+/// `analyze --summary`: one rank summary per trace; to stdout (one trace, no -o), to the file
+/// -o names (one trace) or into the folder -o names as RANK.summary.json (several).
+int writeSummaries(const std::vector<RankInput>& ranks, const std::string& output,
+                   std::ostream& out, std::ostream& err) {
+    if (ranks.size() == 1 && output.empty()) {
+        out << workspace::rankSummaryJson(digestRank(ranks.front()));
+        return 0;
+    }
+    if (ranks.size() > 1 && output.empty()) {
+        err << "stallscope-cli: " << ranks.size()
+            << " traces: --summary needs -o FOLDER for their summaries\n";
+        return 2;
+    }
+    std::error_code ec;
+    const bool folder = ranks.size() > 1 || std::filesystem::is_directory(output, ec);
+    if (folder) std::filesystem::create_directories(output, ec);
+    for (const RankInput& r : ranks) {
+        const std::string path = folder ? (std::filesystem::path(output) /
+                                           ("rank" + std::to_string(r.rank) + ".summary.json"))
+                                              .string()
+                                        : output;
+        if (!writeFile(path, workspace::rankSummaryJson(digestRank(r)), err)) return 1;
+        err << "stallscope-cli: rank " << r.rank << " summary: " << path << "\n";
+    }
+    return 0;
+}
+
+} // namespace
+
+int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err) {
+    std::vector<RankDigest> digests;
+    for (const std::string& p : options.paths) {
+        std::vector<std::string> files = workspace::rankSummaryFiles(p);
+        if (files.empty()) files.push_back(p); // read it to say why it is not one
+        for (const std::string& f : files) {
+            auto d = workspace::readRankSummary(f);
+            if (!d) {
+                err << "stallscope-cli: " << d.error().message << "\n";
+                return 1;
+            }
+            digests.push_back(std::move(d.value()));
+        }
+    }
+    const CrossRankResult cr = analyzeRanks(std::move(digests));
+    if (!options.report.empty()) {
+        reports::ReportFormat format;
+        if (!reports::formatFromPath(options.report, format)) {
+            err << "stallscope-cli: " << options.report
+                << ": say the report's format by its extension (.html, .md, .json)\n";
+            return 2;
+        }
+        const base::Status st = reports::writeRanksReport(
+            cr, "merged from " + std::to_string(cr.ranks.size()) + " rank summaries",
+            options.report, format);
+        if (!st) {
+            err << "stallscope-cli: " << options.report << ": " << st.error().message << "\n";
+            return st.error().kind == base::ErrorKind::Unsupported ? 2 : 1;
+        }
+        err << "stallscope-cli: wrote " << options.report << "\n";
+    }
+    if (options.json) {
+        JsonWriter rw(true);
+        writeCrossRankJson(rw, cr);
+        out << rw.str() << "\n";
+    } else if (options.report.empty()) {
+        writeCrossRankText(out, cr);
+    }
+    return 0;
+}
+
 int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err) {
     int rc = 0;
     bool failed = false;
     JsonWriter w(true);
-    if (options.json) w.beginArray();
     workspace::LoadOptions lo;
     lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     lo.threads = options.threads;
@@ -90,10 +175,19 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     }
     std::vector<RankInput> ranks;
     for (const auto& l : loaded)
-        for (const auto& at : l.traces)
+        for (const auto& at : l.traces) {
+            std::error_code ec;
+            const std::string abs = std::filesystem::absolute(at.entry.path, ec).string();
             ranks.push_back({at.entry.rank >= 0 ? at.entry.rank : int32_t(ranks.size()),
-                             at.entry.label, at.entry.trace.get(), at.analysis.get()});
-    if (options.ranksOnly || ranks.size() >= 2) {
+                             at.entry.label, at.entry.trace.get(), at.analysis.get(),
+                             ec ? at.entry.path : abs});
+        }
+    if (options.summary) {
+        if (options.rank >= 0 && ranks.size() == 1) ranks.front().rank = options.rank;
+        return rc ? rc : writeSummaries(ranks, options.output, out, err);
+    }
+    const bool severalRanks = ranks.size() >= 2;
+    if (options.ranksOnly || severalRanks) {
         const CrossRankResult cr = analyzeRanks(ranks);
         if (options.ranksOnly) {
             if (options.json) {
@@ -105,8 +199,17 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
             }
             return rc;
         }
-        if (!options.json) writeCrossRankText(out, cr);
+        if (!options.json)
+            writeCrossRankText(out, cr);
+        else {
+            // Several ranks: {"ranks": the cross-rank analysis, "traces": [each analysis]}.
+            w.beginObject();
+            w.key("ranks");
+            writeCrossRankJson(w, cr);
+            w.key("traces").beginArray();
+        }
     }
+    if (options.json && !severalRanks) w.beginArray();
     for (const auto& l : loaded) {
         for (const auto& at : l.traces) {
             const model::TraceEntry& e = at.entry;
@@ -128,6 +231,7 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     }
     if (options.json) {
         w.endArray();
+        if (severalRanks) w.endObject();
         out << w.str() << "\n";
     }
     if (rc) return rc;
@@ -162,7 +266,14 @@ int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
             o.json = true;
         else if (a == "--ranks")
             o.ranksOnly = true;
-        else if (a == "--window") {
+        else if (a == "--summary")
+            o.summary = true;
+        else if (a == "-o" || a == "--output") {
+            if (!args.value(o.output)) return usageError(me, a + " needs a path", err);
+        } else if (a == "--rank") {
+            if (!args.intValue(o.rank) || o.rank < 0)
+                return usageError(me, "--rank needs a rank number", err);
+        } else if (a == "--window") {
             if (!args.value(v) || !parseWindow(v, o.analysis.window))
                 return usageError(me, "--window needs all, steps, hta or a step number", err);
         } else if (a == "--device") {
@@ -186,9 +297,40 @@ int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
             o.paths.push_back(a);
     }
     if (o.paths.empty()) return usageError(me, "analyze needs at least one PATH", err);
+    if (!o.output.empty() && !o.summary) return usageError(me, "-o goes with --summary", err);
     return runAnalyze(o, out, err);
 }
+
+int mergeMain(Args& args, std::ostream& out, std::ostream& err) {
+    const Command& me = kMergeCommand;
+    MergeOptions o;
+    while (args.more()) {
+        const std::string a = args.take();
+        if (a == "--json")
+            o.json = true;
+        else if (a == "-o" || a == "--report") {
+            if (!args.value(o.report)) return usageError(me, a + " needs a report path", err);
+        } else if (a.size() > 1 && a[0] == '-')
+            return usageError(me, "unknown option " + a, err);
+        else
+            o.paths.push_back(a);
+    }
+    if (o.paths.empty()) return usageError(me, "merge needs rank summaries", err);
+    return runMerge(o, out, err);
+}
 } // namespace
+
+const Command kMergeCommand{
+    "merge",
+    "  merge [--json] [-o REPORT] SUMMARY...|FOLDER\n"
+    "                                        the cross-rank analysis of rank summaries written "
+    "by\n"
+    "                                        `analyze --summary` (one per rank, e.g. a Slurm "
+    "array\n"
+    "                                        task each): the same figures as analysing all the "
+    "ranks'\n"
+    "                                        traces in one process; -o writes a ranks report\n",
+    mergeMain};
 
 const Command kAnalyzeCommand{
     "analyze",
@@ -207,7 +349,10 @@ const Command kAnalyzeCommand{
     "with\n"
     "                                        several ranks (a folder of workers, several files) a\n"
     "                                        cross-rank summary comes first, --ranks prints only "
-    "it\n",
+    "it;\n"
+    "                                        --summary [-o FILE|FOLDER] [--rank N] writes each "
+    "trace's\n"
+    "                                        rank summary for `merge` instead\n",
     analyzeMain};
 
 } // namespace stallscope::cli

@@ -16,6 +16,9 @@ struct FailRule {
 struct AnalyzeOptions {
     bool json = false;
     bool ranksOnly = false; // --ranks: the cross-rank summary only
+    bool summary = false;   // --summary: each trace's rank summary (for `merge`)
+    std::string output;     // -o: the summary file (one trace) or folder (several)
+    int rank = -1;          // --rank: the summary's rank when the trace does not say
     unsigned threads = 0;
     analysis::AnalysisOptions analysis;
     std::vector<FailRule> failOn;
@@ -31,6 +34,14 @@ bool parseWindow(const std::string& text, analysis::WindowSpec& out);
 
 /// `stallscope-cli analyze`: 0 ok, 1 unreadable input, 3 a --fail-on rule matched.
 int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err);
+
+/// `stallscope-cli merge`: the cross-rank analysis of rank summaries.
+struct MergeOptions {
+    bool json = false;
+    std::string report; // -o/--report: a ranks report (format from the extension)
+    std::vector<std::string> paths;
+};
+int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err);
 
 /// Terminal rendering of one analysis.
 /// The cross-rank summary (two or more ranks), printed before the per-rank detail.

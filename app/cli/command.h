@@ -48,6 +48,7 @@ int usageError(const Command& command, const std::string& message, std::ostream&
 // The commands (one file each).
 extern const Command kInfoCommand;
 extern const Command kAnalyzeCommand;
+extern const Command kMergeCommand;
 extern const Command kReportCommand;
 extern const Command kRecordCommand;
 

@@ -6,8 +6,8 @@ namespace stallscope::cli {
 
 // The registration point: one line per command.
 const std::vector<const Command*>& commands() {
-    static const std::vector<const Command*> list{&kInfoCommand, &kAnalyzeCommand, &kReportCommand,
-                                                  &kRecordCommand};
+    static const std::vector<const Command*> list{&kInfoCommand, &kAnalyzeCommand, &kMergeCommand,
+                                                  &kReportCommand, &kRecordCommand};
     return list;
 }
 

@@ -63,15 +63,21 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
         if (!r) return r.error();
         session.sourceKind = "file";
         const auto& di = r.value()->metadata().distributed;
-        session.traces.push_back({r.value(), path.filename().string(), path.string(),
-                                  di.present ? di.rank : 0, 0});
+        // A worker's file of a TensorBoard folder is labelled as in its folder ("worker3"),
+        // so a rank analysed alone (`analyze --summary` per rank) keeps its name.
+        const TraceFileName name = parseTraceFileName(path.filename().string());
+        session.traces.push_back(
+            {r.value(),
+             name.matches && !name.worker.empty() ? name.worker : path.filename().string(),
+             path.string(), di.present ? di.rank : 0, 0});
         return session;
     }
     const auto runs = findTensorBoardRuns(path);
     if (runs.empty())
         return Error{ErrorKind::NoTraces,
-                     path.string() + ": no *.pt.trace.json or *.pt.trace.json.gz files in this "
-                                     "folder or its sub-folders",
+                     path.string() +
+                         ": no trace files (*.pt.trace.json[.gz], else *.json[.gz]) in this "
+                         "folder or its sub-folders",
                      UINT64_MAX};
     session.sourceKind = "tensorboard-folder";
     for (size_t i = 1; i < runs.size(); ++i) session.otherRuns.push_back(runs[i].folder.string());

@@ -73,6 +73,30 @@ std::vector<TensorBoardRun> findTensorBoardRuns(const fs::path& root) {
         return a.second.folder < b.second.folder;
     });
     for (auto& [t, r] : found) runs.push_back(std::move(r));
+    if (!runs.empty()) return runs;
+    // Not a TensorBoard log: the folder's own *.json / *.json.gz files are the ranks
+    // ("sampled_rank-0.json.gz", "rank3.json"), each named by its file name without the
+    // extension; a file that is not a trace is skipped with its reason when imported.
+    // Rank summaries (*.summary.json) are not traces.
+    TensorBoardRun plain;
+    plain.folder = root;
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+        if (!entry.is_regular_file(ec)) continue;
+        const std::string name = entry.path().filename().string();
+        auto endsWith = [&](std::string_view suffix) {
+            return name.size() > suffix.size() &&
+                   name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        };
+        if (endsWith(".summary.json")) continue;
+        for (std::string_view ext : {".json.gz", ".json"})
+            if (endsWith(ext)) {
+                plain.files.push_back({entry.path(), name.substr(0, name.size() - ext.size()), {}});
+                break;
+            }
+    }
+    std::sort(plain.files.begin(), plain.files.end(),
+              [](const auto& a, const auto& b) { return a.worker < b.worker; });
+    if (!plain.files.empty()) runs.push_back(std::move(plain));
     return runs;
 }
 

@@ -58,4 +58,21 @@ std::string hexColor(uint32_t rgb) {
     return buf;
 }
 
+uint32_t heatRgb(double t) {
+    // Stops of a yellow-orange-red ramp (as ColorBrewer's YlOrRd, 5 classes).
+    static constexpr uint32_t stops[] = {0xFFFFB2, 0xFECC5C, 0xFD8D3C, 0xF03B20, 0xBD0026};
+    constexpr size_t n = sizeof stops / sizeof stops[0];
+    if (!(t > 0)) return stops[0];
+    if (t >= 1) return stops[n - 1];
+    const double x = t * double(n - 1);
+    const size_t i = size_t(x);
+    const double f = x - double(i);
+    auto mix = [&](int shift) {
+        const double a = double((stops[i] >> shift) & 0xFF),
+                     b = double((stops[i + 1] >> shift) & 0xFF);
+        return uint32_t(a + (b - a) * f + 0.5) << shift;
+    };
+    return mix(16) | mix(8) | mix(0);
+}
+
 } // namespace stallscope::reports

@@ -236,26 +236,31 @@ void notes(ReportDocument& doc, const ReportInput& in, const std::string& prefix
     doc.bullets(std::move(items));
 }
 
-void ranksOverview(ReportDocument& doc, const std::vector<ReportInput>& inputs) {
+/// The ranks section: the cross-rank sentences, the straggler, the heat maps, the findings
+/// across ranks and one row per rank. From the CrossRankResult alone, so a report of merged
+/// rank summaries (no traces loaded) has the same section.
+void ranksOverview(ReportDocument& doc, const CrossRankResult& cross, bool pictures) {
     doc.heading(2, "Ranks", "ranks");
-    std::vector<RankInput> ri;
-    for (size_t i = 0; i < inputs.size(); ++i)
-        ri.push_back({inputs[i].rank >= 0 ? inputs[i].rank : int32_t(i), inputs[i].label,
-                      inputs[i].trace.get(), inputs[i].analysis.get()});
-    const CrossRankResult cross = analyzeRanks(ri);
-    if (cross.collectives > 0) {
-        std::string line =
-            std::to_string(cross.collectives) + " collectives matched " + cross.matching +
-            (cross.clocksAligned ? "; the ranks' clocks disagreed and were aligned on their ends"
-                                 : "") +
-            ". ";
-        if (cross.straggler >= 0)
-            line += "Straggler: rank " + std::to_string(cross.straggler) + " arrives last at " +
-                    pct(cross.stragglerShare) + " of them. ";
-        else
-            line += "No clear straggler. ";
-        line += "Slowest window " + pct(cross.stepImbalance) + " longer than the fastest.";
-        doc.paragraph(plain(line));
+    const std::vector<std::string> sentences = crossRankSentences(cross);
+    std::string line;
+    for (const std::string& x : sentences) line += (line.empty() ? "" : " ") + x;
+    line += (line.empty() ? "" : " ") + std::string("Slowest window ") + pct(cross.stepImbalance) +
+            " longer than the fastest.";
+    doc.paragraph(plain(line));
+    if (!cross.stepLabels.empty()) {
+        doc.heading(3, "Ranks × steps", "ranks-steps");
+        if (pictures) {
+            doc.picture(rankHeatmapPicture(cross, false));
+            if (cross.collectives > 0) doc.picture(rankHeatmapPicture(cross, true));
+        }
+        std::vector<Text> items;
+        for (size_t c = 0; c < cross.stepLabels.size() && items.size() < 20; ++c) {
+            if (cross.stepStraggler[c] < 0) continue;
+            items.push_back(plain(cross.stepLabels[c] + ": rank " +
+                                  std::to_string(cross.stepStraggler[c]) +
+                                  " arrived last most often"));
+        }
+        if (!items.empty()) doc.bullets(std::move(items));
     }
     if (!cross.findings.empty()) {
         Table ft;
@@ -276,25 +281,23 @@ void ranksOverview(ReportDocument& doc, const std::vector<ReportInput>& inputs) 
                 "Top finding", "In collectives", "Waiting",   "Transfer",
                 "Last"};
     t.rightAlign = {true, false, true, true, false, true, true, true, true};
-    for (size_t i = 0; i < inputs.size(); ++i) {
-        const ReportInput& in = inputs[i];
-        const AnalysisResult& a = *in.analysis;
-        double util = 0;
-        for (const auto& d : a.devices) util += d.utilization / double(a.devices.size());
-        const RankSummary* rs = nullptr;
-        for (const auto& x : cross.ranks)
-            if (x.rank == ri[i].rank) rs = &x;
-        const bool colls = rs && cross.collectives > 0;
-        t.rows.push_back({plain(in.rank >= 0 ? std::to_string(in.rank) : "–"),
-                          plain(in.label.empty() ? in.path : in.label),
-                          plain(a.stepTimes.count ? formatDuration(a.stepTimes.meanNs)
-                                                  : formatDuration(a.window.length())),
-                          plain(a.devices.empty() ? "–" : pct(util)),
-                          plain(a.findings.empty() ? "none" : a.findings.front().title),
-                          plain(colls ? formatDuration(rs->collectiveNs) : "–"),
-                          plain(colls ? formatDuration(rs->waitNs) : "–"),
-                          plain(colls ? formatDuration(rs->transferNs) : "–"),
-                          plain(colls ? std::to_string(rs->lastArrivals) : "–")});
+    const bool colls = cross.collectives > 0;
+    for (size_t i = 0; i < cross.ranks.size(); ++i) {
+        const RankSummary& rs = cross.ranks[i];
+        int64_t step = rs.windowNs;
+        if (i < cross.cells.size() && !cross.cells[i].empty()) {
+            int64_t sum = 0;
+            for (const RankStepCell& c : cross.cells[i]) sum += c.stepNs;
+            step = sum / int64_t(cross.cells[i].size());
+        }
+        t.rows.push_back({plain(std::to_string(rs.rank)),
+                          plain(rs.label.empty() ? rs.path : closeBidi(rs.label)),
+                          plain(formatDuration(step)), plain(pct(rs.utilization)),
+                          plain(rs.topFinding.empty() ? "none" : rs.topFinding),
+                          plain(colls ? formatDuration(rs.collectiveNs) : "–"),
+                          plain(colls ? formatDuration(rs.waitNs) : "–"),
+                          plain(colls ? formatDuration(rs.transferNs) : "–"),
+                          plain(colls ? std::to_string(rs.lastArrivals) : "–")});
     }
     doc.table(std::move(t));
 }
@@ -307,7 +310,13 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
     const ReportInput& first = inputs.front();
     doc.title = "Stallscope report: " + detail::fileName(first.path);
     doc.subtitle = detail::subtitle(first, o);
-    if (inputs.size() > 1) ranksOverview(doc, inputs);
+    if (inputs.size() > 1) {
+        std::vector<RankInput> ri;
+        for (size_t i = 0; i < inputs.size(); ++i)
+            ri.push_back({inputs[i].rank >= 0 ? inputs[i].rank : int32_t(i), inputs[i].label,
+                          inputs[i].trace.get(), inputs[i].analysis.get(), inputs[i].path});
+        ranksOverview(doc, analyzeRanks(ri), o.pictures);
+    }
     for (const ReportInput& in : inputs) {
         if (!in.trace || !in.analysis) continue;
         std::string prefix;
@@ -322,6 +331,15 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
         detail::statistics(doc, in, prefix, o);
         notes(doc, in, prefix);
     }
+    return doc;
+}
+
+ReportDocument buildRanksReport(const CrossRankResult& cross, const std::string& source,
+                                const ReportOptions& o) {
+    ReportDocument doc;
+    doc.title = "Stallscope ranks report: " + std::to_string(cross.ranks.size()) + " ranks";
+    doc.subtitle = source;
+    ranksOverview(doc, cross, o.pictures);
     return doc;
 }
 

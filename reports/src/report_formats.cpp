@@ -159,4 +159,24 @@ base::Status writeComparison(const ReportInput& before, const ReportInput& after
     return f.compare(before, after, out, options);
 }
 
+base::Status writeRanksReport(const analysis::CrossRankResult& cross, const std::string& source,
+                              const std::filesystem::path& out, ReportFormat format) {
+    switch (format) {
+    case ReportFormat::Html:
+        return writeFileAtomically(out, renderHtml(buildRanksReport(cross, source)));
+    case ReportFormat::Markdown:
+        return writeFileAtomically(out, renderMarkdown(buildRanksReport(cross, source)));
+    case ReportFormat::Json: {
+        base::JsonWriter w(true);
+        analysis::writeCrossRankJson(w, cross);
+        return writeFileAtomically(out, w.str() + "\n");
+    }
+    default:
+        return base::Error{base::ErrorKind::Unsupported,
+                           "a ranks report from summaries is written as html, md or json (" +
+                               std::string(reportFormatInfo(format).names.front()) +
+                               " needs the traces: use `report` on them)"};
+    }
+}
+
 } // namespace stallscope::reports

@@ -115,4 +115,94 @@ Picture waterfallPicture(const Waterfall& wf, int width) {
     return pic;
 }
 
+Picture rankHeatmapPicture(const CrossRankResult& cross, bool waiting, int width) {
+    Picture pic;
+    pic.width = width;
+    const size_t rows = cross.cells.size(), cols = cross.stepLabels.size();
+    const int labelW = 56, top = 40, scaleH = 34;
+    const int cellH = int(std::clamp<size_t>(rows ? 480 / rows : 18, 3, 18));
+    const double cellW = cols ? double(width - labelW - 8) / double(cols) : 0;
+    pic.height = top + int(rows) * cellH + scaleH;
+    auto value = [&](const RankStepCell& c) {
+        return waiting ? (c.stepNs > 0 ? double(c.waitNs) / double(c.stepNs) : 0.0)
+                       : double(c.stepNs);
+    };
+    double lo = 0, hi = 0;
+    bool first = true;
+    for (const auto& row : cross.cells)
+        for (const RankStepCell& c : row) {
+            if (!c.present) continue;
+            const double v = value(c);
+            lo = first ? v : std::min(lo, v);
+            hi = first ? v : std::max(hi, v);
+            first = false;
+        }
+    // Step time: a spread under a fifth of the slowest is drawn as that fifth, so ranks a few
+    // per cent apart stay near one colour instead of spanning the whole scale.
+    if (waiting)
+        lo = 0;
+    else
+        lo = std::min(lo, hi * 0.8);
+    auto fmt = [&](double v) { return waiting ? detail::pct(v) : formatDuration(int64_t(v)); };
+    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) +
+                    "' height='" + std::to_string(pic.height) + "' viewBox='0 0 " +
+                    std::to_string(width) + " " + std::to_string(pic.height) +
+                    "' font-family='DejaVu Sans, Arial, sans-serif' font-size='11'>";
+    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
+         escapeHtml(std::string(waiting ? "Waiting in collectives, share of each step"
+                                        : "Step time per rank and step") +
+                    " (" + std::to_string(rows) + " ranks × " + std::to_string(cols) +
+                    " steps; outlined: the step's straggler)") +
+         "</text>";
+    const size_t labelEvery = std::max<size_t>(1, size_t(12 / std::max(cellH, 1)) + 1);
+    for (size_t c = 0; c < cols; c += std::max<size_t>(1, size_t(60 / std::max(cellW, 1.0))))
+        s += "<text x='" + detail::svgNum(labelW + cellW * (double(c) + 0.5)) + "' y='" +
+             std::to_string(top - 6) + "' fill='#555' text-anchor='middle'>" +
+             escapeHtml(cross.stepLabels[c]) + "</text>";
+    for (size_t i = 0; i < rows; ++i) {
+        const int y = top + int(i) * cellH;
+        if (i % labelEvery == 0)
+            s += "<text x='" + std::to_string(labelW - 6) + "' y='" +
+                 std::to_string(y + std::min(cellH, 11) - 1) +
+                 "' fill='#555' text-anchor='end'>rank " + std::to_string(cross.ranks[i].rank) +
+                 "</text>";
+        for (size_t c = 0; c < cols; ++c) {
+            const RankStepCell& cell = cross.cells[i][c];
+            if (!cell.present) continue;
+            const double t = hi > lo ? (value(cell) - lo) / (hi - lo) : 0.0;
+            const bool straggler = cross.stepStraggler[c] == cross.ranks[i].rank;
+            s += "<rect x='" + detail::svgNum(labelW + cellW * double(c)) + "' y='" +
+                 std::to_string(y) + "' width='" + detail::svgNum(std::max(cellW - 1, 0.5)) +
+                 "' height='" + std::to_string(std::max(cellH - 1, 1)) + "' fill='" +
+                 hexColor(heatRgb(t)) + "'" +
+                 (straggler ? " stroke='#1f3b73' stroke-width='1.5'" : "") + "><title>" +
+                 escapeHtml("rank " + std::to_string(cross.ranks[i].rank) + " " +
+                            cross.stepLabels[c] + ": step " + formatDuration(cell.stepNs) +
+                            ", GPU busy " + formatDuration(cell.busyNs) + ", waiting " +
+                            formatDuration(cell.waitNs) + " of " +
+                            formatDuration(cell.collectiveNs) + " in collectives" +
+                            (straggler ? "; the step's straggler" : "")) +
+                 "</title></rect>";
+        }
+    }
+    // The colour scale.
+    const int sy = top + int(rows) * cellH + 10;
+    const int sw = 240;
+    for (int k = 0; k < 24; ++k)
+        s += "<rect x='" + std::to_string(labelW + k * sw / 24) + "' y='" + std::to_string(sy) +
+             "' width='" + std::to_string(sw / 24 + 1) + "' height='10' fill='" +
+             hexColor(heatRgb(double(k) / 23)) + "'/>";
+    s += "<text x='" + std::to_string(labelW) + "' y='" + std::to_string(sy + 22) +
+         "' fill='#555'>" + escapeHtml(fmt(lo)) + "</text>";
+    s += "<text x='" + std::to_string(labelW + sw) + "' y='" + std::to_string(sy + 22) +
+         "' fill='#555' text-anchor='end'>" + escapeHtml(fmt(hi)) + "</text>";
+    s += "</svg>";
+    pic.svg = std::move(s);
+    pic.alt = std::string(waiting ? "waiting share" : "step time") + " per rank and step, " +
+              std::to_string(rows) + " ranks × " + std::to_string(cols) + " steps, from " +
+              fmt(lo) + " to " + fmt(hi);
+    return pic;
+}
+
 } // namespace stallscope::reports

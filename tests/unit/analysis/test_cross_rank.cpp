@@ -1,9 +1,13 @@
 // Several ranks together: collectives matched by order, waiting vs transfer, clock offsets
-// from the collectives' ends, the straggler.
+// from the collectives' ends, the straggler, per step; rank summaries read back exactly, so
+// `merge` of summaries equals the analysis of all ranks in one process.
 #include "test_support.h"
 #include "trace_text.h"
 
+#include "stallscope/analysis/analysis_json.h"
 #include "stallscope/analysis/cross_rank.h"
+#include "stallscope/workspace/rank_summary.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <QTest>
 
@@ -13,6 +17,23 @@ using test::TraceText;
 
 namespace {
 constexpr int64_t us = 1000;
+
+std::string crossJson(const CrossRankResult& r) {
+    base::JsonWriter w(true);
+    writeCrossRankJson(w, r);
+    return w.str();
+}
+
+/// Each digest written as a summary and read back.
+std::vector<RankDigest> throughSummaries(const std::vector<RankInput>& in) {
+    std::vector<RankDigest> out;
+    for (const RankInput& r : in) {
+        auto d = workspace::parseRankSummary(workspace::rankSummaryJson(digestRank(r)));
+        if (!d) qFatal("summary did not read back: %s", d.error().message.c_str());
+        out.push_back(std::move(d.value()));
+    }
+    return out;
+}
 
 /// One rank: 3 steps, each compute then an all-reduce that starts `late` us after the
 /// compute on this rank (when it arrives) and ends at the common time of the collective,
@@ -58,6 +79,100 @@ private Q_SLOTS:
         int64_t idle = 0;
         for (int64_t ns : r.ranks[1].lateIdle) idle += ns;
         QCOMPARE(idle, 820 * us);
+        // Per step: three columns by ProfilerStep number, rank 1 the straggler of each, the
+        // 200 us of waiting in each of rank 0's steps.
+        QCOMPARE(r.stepLabels, (std::vector<std::string>{"#0", "#1", "#2"}));
+        QCOMPARE(r.stepStraggler, (std::vector<int32_t>{1, 1, 1}));
+        for (size_t s = 0; s < 3; ++s) {
+            QCOMPARE(r.cells[0][s].waitNs, 200 * us);
+            QCOMPARE(r.cells[1][s].waitNs, int64_t(0));
+            QCOMPARE(r.cells[1][s].lastArrivals, size_t(1));
+            QCOMPARE(r.cells[0][s].collectiveNs, 600 * us);
+            QVERIFY(r.cells[0][s].stepNs >= 1000 * us);
+        }
+        // Through summary files: the same result, to the byte.
+        const std::vector<RankInput> in{{0, "r0", t0.get(), &a0}, {1, "r1", t1.get(), &a1}};
+        QCOMPARE(crossJson(analyzeRanks(throughSummaries(in))), crossJson(r));
+    }
+
+    void stepsOfDifferentNumbersAreComparedByPosition() {
+        TraceText other;
+        for (int s = 0; s < 3; ++s) {
+            const int64_t b = s * 1000;
+            other.step(s + 40, b, 1000);
+            other.launch("k_compute", b, 5, b + 10, 300);
+            other.launch("ncclKernel_AllReduce_RING_LL_Sum_float", b + 20, 5, b + 320, 600, 9);
+        }
+        const auto t0 = rank(0, 0).load(), t1 = other.load();
+        const AnalysisResult a0 = analyze(*t0), a1 = analyze(*t1);
+        const CrossRankResult r =
+            analyzeRanks({{0, "r0", t0.get(), &a0}, {1, "r1", t1.get(), &a1}});
+        QCOMPARE(r.stepLabels.size(), size_t(3));
+        bool said = false;
+        for (const auto& n : r.notes) said |= n.find("by position") != std::string::npos;
+        QVERIFY(said);
+    }
+
+    void badSummariesAreRefusedWithTheField() {
+        const auto t0 = rank(0, 0).load();
+        const AnalysisResult a0 = analyze(*t0);
+        const std::string good = workspace::rankSummaryJson(digestRank({0, "r0", t0.get(), &a0}));
+        QVERIFY(workspace::parseRankSummary(good));
+        auto replace = [&](const std::string& from, const std::string& to) {
+            std::string s = good;
+            const size_t at = s.find(from);
+            if (at == std::string::npos) qFatal("no %s in the summary", from.c_str());
+            return s.replace(at, from.size(), to);
+        };
+        struct Case {
+            const char* what;
+            std::string text;
+            base::ErrorKind kind;
+            const char* says;
+        };
+        const Case cases[] = {
+            {"not JSON", good.substr(0, good.size() / 2), base::ErrorKind::InvalidJson, "not JSON"},
+            {"an array", "[1, 2]", base::ErrorKind::InvalidStructure, "not a JSON object"},
+            {"another schema", replace("stallscope.rank-summary/1", "stallscope.analysis/1"),
+             base::ErrorKind::InvalidStructure, "not a Stallscope rank summary"},
+            {"a missing field", replace("\"device_name\"", "\"device_label\""),
+             base::ErrorKind::InvalidStructure, "device_name"},
+            {"a string for a number", replace("\"rank\": 0", "\"rank\": \"0\""),
+             base::ErrorKind::InvalidStructure, "\"rank\" is not an integer"},
+            {"a rank past int32", replace("\"rank\": 0", "\"rank\": 99999999999"),
+             base::ErrorKind::InvalidStructure, "out of range"},
+            {"a step past the steps", replace("\"step\": 0", "\"step\": 7"),
+             base::ErrorKind::InvalidStructure, "past the steps"},
+            {"an unknown finding", replace("\"kind\": \"", "\"kind\": \"x"),
+             base::ErrorKind::InvalidStructure, "unknown finding kind"},
+            {"a missing cause", replace("\"data_loading\"", "\"data_load\""),
+             base::ErrorKind::InvalidStructure, "data_loading"},
+        };
+        for (const Case& c : cases) {
+            const auto r = workspace::parseRankSummary(c.text);
+            QVERIFY2(!r, c.what);
+            QVERIFY2(r.error().kind == c.kind, c.what);
+            QVERIFY2(r.error().message.find(c.says) != std::string::npos,
+                     (std::string(c.what) + ": " + r.error().message).c_str());
+        }
+    }
+
+    void realRanksMergeEqualsOneProcess() {
+        // The 8 DLRM ranks (one clock) and the two sampled HTA ranks (clocks aligned).
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        for (const char* folder : {"param-dlrm-8rank", "hta/trace_filter"}) {
+            auto ws = workspace::loadAndAnalyse((test::sharedTraces() / folder).string());
+            QVERIFY2(ws, folder);
+            std::vector<RankInput> in;
+            for (const auto& at : ws.value().traces)
+                in.push_back({at.entry.rank, at.entry.label, at.entry.trace.get(),
+                              at.analysis.get(), at.entry.path});
+            QVERIFY(in.size() >= 2);
+            const CrossRankResult whole = analyzeRanks(in);
+            QVERIFY(whole.collectives > 0);
+            QVERIFY(!whole.stepLabels.empty());
+            QCOMPARE(crossJson(analyzeRanks(throughSummaries(in))), crossJson(whole));
+        }
     }
 
     void differentCollectivesAreSaidNotGuessed() {

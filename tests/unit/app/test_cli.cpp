@@ -1,4 +1,5 @@
 // stallscope-cli as a user runs it: exit codes and well-formed JSON.
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -108,6 +109,49 @@ private Q_SLOTS:
         QCOMPARE(run({"analyze", "--window", "bogus", sample()}, &out, &err), 2);
         QCOMPARE(run({"analyze", "--window", "12", "--json", sample()}, &out), 0);
         QVERIFY(QJsonDocument::fromJson(out).array().at(0).toObject()["window"].toObject()["description"].toString().contains("#12"));
+    }
+    void rankSummariesAndMerge() {
+        // Per-rank summaries (one `analyze --summary` per rank, as a Slurm array runs them)
+        // merged: the same cross-rank JSON as analysing the folder in one process.
+        const QString shared = qEnvironmentVariable("STALLSCOPE_SHARED_TRACES");
+        const QString folder = shared + "/param-dlrm-8rank";
+        if (shared.isEmpty() || !QFileInfo(folder).isDir()) QSKIP("no ../shared/traces");
+        QTemporaryDir tmp;
+        QByteArray out, err, whole;
+        const QStringList files =
+            QDir(folder).entryList({"*.pt.trace.json"}, QDir::Files, QDir::Name);
+        QCOMPARE(files.size(), 8);
+        for (const QString& f : files) {
+            const QString summary = tmp.filePath(QFileInfo(f).baseName() + ".summary.json");
+            QCOMPARE(run({"analyze", "--summary", "-o", summary, folder + "/" + f}, &out, &err), 0);
+            QVERIFY(QFileInfo(summary).size() > 0);
+        }
+        QCOMPARE(run({"merge", "--json", tmp.path()}, &out, &err), 0);
+        QCOMPARE(run({"analyze", "--ranks", "--json", folder}, &whole, &err), 0);
+        QCOMPARE(out, whole);
+        QCOMPARE(run({"merge", tmp.path()}, &out, &err), 0);
+        QVERIFY(out.contains("Straggler: rank 7"));
+        QVERIFY(out.contains("Step time per rank and step"));
+        QCOMPARE(run({"merge", "-o", tmp.filePath("ranks.html"), tmp.path()}, &out, &err), 0);
+        QFile html(tmp.filePath("ranks.html"));
+        QVERIFY(html.open(QIODevice::ReadOnly));
+        const QByteArray page = html.readAll();
+        QVERIFY(page.contains("Step time per rank and step"));
+        QVERIFY(page.contains("<svg"));
+        QCOMPARE(run({"merge", "-o", tmp.filePath("ranks.pdf"), tmp.path()}, &out, &err), 2);
+        QVERIFY(err.contains("needs the traces"));
+        QCOMPARE(run({"merge", sample()}, &out, &err), 1); // a trace is not a summary
+        QVERIFY(err.contains("not JSON") || err.contains("not a Stallscope rank summary"));
+        // Several traces to --summary need a folder.
+        QCOMPARE(run({"analyze", "--summary", folder}, &out, &err), 2);
+        QCOMPARE(run({"analyze", "--summary", "-o", tmp.filePath("all"), folder}, &out, &err), 0);
+        QCOMPARE(QDir(tmp.filePath("all")).entryList({"*.summary.json"}).size(), 8);
+        // analyze --json of several ranks: {"ranks": ..., "traces": [...]}.
+        QCOMPARE(run({"analyze", "--json", folder}, &out, &err), 0);
+        const QJsonObject o = QJsonDocument::fromJson(out).object();
+        QCOMPARE(o["traces"].toArray().size(), 8);
+        QCOMPARE(o["ranks"].toObject()["straggler"].toInt(), 7);
+        QCOMPARE(o["ranks"].toObject()["steps"].toArray().size(), 1);
     }
     void infoTextAndVersion() {
         QByteArray out;

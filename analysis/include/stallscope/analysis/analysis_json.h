@@ -19,6 +19,13 @@ struct JsonOptions {
 /// The cross-rank analysis as one JSON object (docs/analysis-json.md "ranks").
 void writeCrossRankJson(base::JsonWriter& w, const CrossRankResult& r);
 
+constexpr std::string_view kRankSummarySchema = "stallscope.rank-summary/1";
+
+/// One rank's digest as a summary document (docs/analysis-json.md "Rank summaries"): what
+/// `analyze --summary` writes and `merge` reads back (workspace/rank_summary.h). Doubles are
+/// written with 17 significant digits so they read back to the same bits.
+void writeRankDigestJson(base::JsonWriter& w, const RankDigest& d);
+
 /// One trace's analysis as a JSON object written into `w`.
 void writeAnalysisJson(base::JsonWriter& w, const model::Trace& trace, const AnalysisResult& r,
                        const std::string& path, int32_t rank, const JsonOptions& options = {});

@@ -2,7 +2,13 @@
 // Several ranks of one job analysed together (docs/analysis.md "Ranks"): each rank's step time,
 // utilisation and main idle cause, the collectives matched across ranks, the time inside them
 // split into waiting for the last rank to arrive and transfer, the clock offsets that align
-// the ranks, the straggler and the load imbalance.
+// the ranks, the straggler and the load imbalance, per rank and per step.
+//
+// The analysis works on one RankDigest per rank: the few figures of a rank's own analysis it
+// needs (its steps, its collectives with what its GPU did before each, its findings). A digest
+// is made from a loaded trace (digestRank) or read from a summary file written on another
+// machine (workspace/rank_summary.h), so `merge` of per-rank summaries gives exactly what the
+// analysis of all ranks in one process gives.
 #include "stallscope/analysis/analysis.h"
 
 #include <array>
@@ -16,11 +22,57 @@ struct RankInput {
     std::string label; // file or worker name
     const model::Trace* trace = nullptr;
     const AnalysisResult* analysis = nullptr;
+    std::string path; // the trace file, for loading the detail on demand
 };
+
+using CauseArray = std::array<int64_t, kIdleCauseCount>;
+
+/// One step of a rank on its busiest device: [start, end) is the step's tile of the window.
+struct DigestStep {
+    int64_t number = -1;
+    std::string label; // serving iterations; empty for ProfilerStep
+    int64_t startNs = 0, endNs = 0;
+    int64_t busyNs = 0;
+    CauseArray idle{};
+};
+
+/// A communication kernel on the rank's busiest device, with what that device did between
+/// the previous one's end (or the window's start) and its start: busy, then idle by cause.
+struct DigestCollective {
+    std::string name;
+    int64_t startNs = 0, endNs = 0;
+    int32_t step = -1; // index into RankDigest::steps, -1: outside them
+    int64_t beforeBusyNs = 0;
+    CauseArray beforeIdle{};
+};
+
+struct DigestFinding {
+    FindingKind kind = FindingKind::LowUtilization;
+    double savingShare = 0;
+    std::string title;
+};
+
+struct RankDigest {
+    int32_t rank = -1;
+    std::string label;
+    std::string path;
+    int32_t device = -1; // the busiest device
+    std::string deviceName;
+    int64_t windowStartNs = 0, windowEndNs = 0;
+    double utilization = 0;
+    CauseArray idle{};
+    std::vector<DigestStep> steps;
+    std::vector<DigestCollective> collectives; // by start
+    std::vector<DigestFinding> findings;       // timing findings, by saving (the rank's order)
+};
+
+/// The digest of one rank's loaded trace and analysis.
+RankDigest digestRank(const RankInput& in);
 
 struct RankSummary {
     int32_t rank = -1;
     std::string label;
+    std::string path;
     int64_t windowNs = 0;   // the rank's analysed window (its step time for one step)
     double utilization = 0; // of its busiest device
     IdleCause topCause = IdleCause::HostUntraced;
@@ -34,7 +86,17 @@ struct RankSummary {
     // What this rank's GPU did in the stretches before the collectives it arrived at last
     // (from its previous collective's end to its arrival): busy time, then idle by cause.
     int64_t lateStretchNs = 0, lateBusyNs = 0;
-    std::array<int64_t, kIdleCauseCount> lateIdle{};
+    CauseArray lateIdle{};
+    std::string topFinding; // its largest timing finding's title, empty: none
+};
+
+/// One rank at one step (a heat-map cell).
+struct RankStepCell {
+    bool present = false;
+    int64_t stepNs = 0, busyNs = 0;
+    CauseArray idle{};
+    int64_t collectiveNs = 0, waitNs = 0;
+    size_t lastArrivals = 0;
 };
 
 /// One finding kind across the ranks: "cpu_dispatch on 8 of 8 ranks, 29-42 % of step time".
@@ -46,20 +108,30 @@ struct RankFinding {
 };
 
 struct CrossRankResult {
-    std::vector<RankSummary> ranks;    // by rank
-    size_t collectives = 0;            // matched across all ranks
-    std::string matching;              // how they were matched
-    bool clocksAligned = false;        // offsets were applied (the hosts' clocks disagreed)
-    int32_t straggler = -1;            // the rank that arrives last most often, -1: none clear
-    double stragglerShare = 0;         // of the matched collectives
-    double stepImbalance = 0;          // slowest / fastest window - 1
-    std::vector<RankFinding> findings; // timing findings by how many ranks have them
+    std::vector<RankSummary> ranks; // by rank
+    size_t collectives = 0;         // matched across all ranks
+    std::string matching;           // how they were matched
+    bool clocksAligned = false;     // offsets were applied (the hosts' clocks disagreed)
+    int32_t straggler = -1;         // the rank that arrives last most often, -1: none clear
+    double stragglerShare = 0;      // of the matched collectives
+    double stepImbalance = 0;       // slowest / fastest window - 1
+    // Per step: the columns ("#12"), matched by step number when every rank has the same
+    // numbers, else by position over the common count; cells[rank index][column].
+    std::vector<std::string> stepLabels;
+    std::vector<std::vector<RankStepCell>> cells;
+    std::vector<int32_t> stepStraggler; // per column: the rank last most often there, -1: none
+    std::vector<RankFinding> findings;  // timing findings by how many ranks have them
     std::vector<std::string> notes;
 };
 
 /// Needs at least two ranks; collectives are matched by their order on each rank (the n-th
 /// communication kernel of every rank is the same collective) when every rank has the same
 /// number and the same kernel names in that order, else over the common prefix (noted).
+CrossRankResult analyzeRanks(std::vector<RankDigest> ranks);
 CrossRankResult analyzeRanks(const std::vector<RankInput>& ranks);
+
+/// The sentences the CLI, the reports and the GUI say about the ranks: the matching line,
+/// the straggler (or why there is none) and what it did before its late arrivals.
+std::vector<std::string> crossRankSentences(const CrossRankResult& r);
 
 } // namespace stallscope::analysis

@@ -27,7 +27,8 @@ struct TensorBoardRun {
 };
 
 /// Runs under `root`: the folder itself when it holds trace files, else its sub-folders
-/// that do (newest first).
+/// that do (newest first); a folder with neither is one run of its own *.json[.gz] files
+/// (a folder of per-rank traces named any other way).
 std::vector<TensorBoardRun> findTensorBoardRuns(const std::filesystem::path& root);
 
 } // namespace stallscope::importers

@@ -13,6 +13,9 @@ uint32_t causeRgb(analysis::IdleCause c);
 uint32_t severityRgb(analysis::FindingSeverity s);
 /// Fill of an event kind on a light background (the GUI varies it by name).
 uint32_t kindRgb(model::EventKind k);
+/// A sequential heat colour for t in [0, 1]: pale yellow (low) through orange to dark red
+/// (high), readable on white and for the common colour-vision deficiencies (one hue ramp).
+uint32_t heatRgb(double t);
 /// "#rrggbb"
 std::string hexColor(uint32_t rgb);
 

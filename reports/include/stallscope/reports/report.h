@@ -4,6 +4,8 @@
 // is in annotated_trace.h.
 #include "stallscope/reports/report_document.h"
 
+#include "stallscope/analysis/cross_rank.h"
+
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/base/result.h"
 #include "stallscope/model/trace.h"
@@ -36,6 +38,9 @@ struct ReportOptions {
 /// an overview table).
 ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportOptions& options = {});
 
+/// The ranks section alone, from a cross-rank analysis (`merge` of rank summaries: no traces).
+ReportDocument buildRanksReport(const analysis::CrossRankResult& cross, const std::string& source,
+                                const ReportOptions& options = {});
 /// Before → after: step time, utilisation and each idle cause, and the findings fixed, new
 /// and changed (matched by finding id).
 ReportDocument buildComparison(const ReportInput& before, const ReportInput& after, const ReportOptions& options = {});
@@ -96,6 +101,11 @@ const ReportFormatInfo& reportFormatInfo(ReportFormat format);
 /// Sets the writers of `format` (PDF from app/pdf); call before writing, from one thread.
 void registerReportWriters(ReportFormat format, ReportFormatInfo::WriteFn write,
                            ReportFormatInfo::CompareFn compare);
+
+/// That report written atomically as HTML or Markdown, or the cross-rank JSON; PDF and the
+/// annotated trace need the traces and say so.
+base::Status writeRanksReport(const analysis::CrossRankResult& cross, const std::string& source,
+                              const std::filesystem::path& out, ReportFormat format);
 
 /// Writes the report in `format` atomically through its registered writer (the annotated
 /// trace: one input).

@@ -6,6 +6,7 @@
 #include "stallscope/reports/report_document.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/cross_rank.h"
 #include "stallscope/model/trace.h"
 #include "stallscope/scene/timeline_index.h"
 
@@ -35,5 +36,10 @@ Picture findingTimelinePicture(const model::Trace& trace, const analysis::Analys
 Picture idleCausePicture(const analysis::DeviceMetrics& device, int width = 880);
 /// The what-if waterfall of one device: the window as measured, then after each fix.
 Picture waterfallPicture(const analysis::Waterfall& waterfall, int width = 880);
+
+/// The ranks × steps heat map: one cell per rank and step coloured by its step time (or,
+/// with `waiting`, by the share of the step spent waiting in collectives for another rank),
+/// the step's straggler outlined, a colour scale with its range.
+Picture rankHeatmapPicture(const analysis::CrossRankResult& cross, bool waiting, int width = 880);
 
 } // namespace stallscope::reports

@@ -1,0 +1,189 @@
+// Rank summaries: see rank_summary.h.
+#include "stallscope/workspace/rank_summary.h"
+
+#include "stallscope/analysis/analysis_json.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace stallscope::workspace {
+
+using namespace analysis;
+using base::Error;
+using base::ErrorKind;
+namespace dom = simdjson::dom;
+
+namespace {
+
+struct Reader {
+    std::string problem; // the first missing or mistyped field
+
+    bool fail(std::string_view what) {
+        if (problem.empty()) problem = std::string(what);
+        return false;
+    }
+    template <class T> bool get(dom::object o, std::string_view key, T& out) {
+        auto v = o[key];
+        if (v.error()) return fail("no \"" + std::string(key) + "\"");
+        if constexpr (std::is_same_v<T, std::string>) {
+            std::string_view s;
+            if (v.get(s)) return fail("\"" + std::string(key) + "\" is not a string");
+            out = std::string(s);
+        } else if constexpr (std::is_same_v<T, double>) {
+            double d;
+            if (v.get(d)) return fail("\"" + std::string(key) + "\" is not a number");
+            out = d;
+        } else {
+            int64_t i;
+            if (v.get(i)) return fail("\"" + std::string(key) + "\" is not an integer");
+            if (i < std::numeric_limits<T>::min() || i > std::numeric_limits<T>::max())
+                return fail("\"" + std::string(key) + "\" is out of range");
+            out = static_cast<T>(i);
+        }
+        return true;
+    }
+    bool causes(dom::object o, std::string_view key, CauseArray& out) {
+        dom::object c;
+        if (o[key].get(c)) return fail("no object \"" + std::string(key) + "\"");
+        for (size_t k = 0; k < kIdleCauseCount; ++k)
+            if (!get(c, idleCauseName(static_cast<IdleCause>(k)), out[k])) return false;
+        return true;
+    }
+    bool array(dom::object o, std::string_view key, dom::array& out) {
+        if (o[key].get(out)) return fail("no array \"" + std::string(key) + "\"");
+        return true;
+    }
+};
+
+} // namespace
+
+std::string rankSummaryJson(const RankDigest& digest) {
+    base::JsonWriter w(true);
+    writeRankDigestJson(w, digest);
+    return w.str() + "\n";
+}
+
+base::Result<RankDigest> parseRankSummary(std::string_view json) {
+    dom::parser parser;
+    dom::element root;
+    if (auto e = parser.parse(json.data(), json.size()).get(root))
+        return Error{ErrorKind::InvalidJson,
+                     std::string("not JSON: ") + simdjson::error_message(e)};
+    dom::object o;
+    if (root.get(o)) return Error{ErrorKind::InvalidStructure, "not a JSON object"};
+    std::string schema;
+    Reader r;
+    if (!r.get(o, "schema", schema) || schema != kRankSummarySchema)
+        return Error{ErrorKind::InvalidStructure, "not a Stallscope rank summary (schema " +
+                                                      std::string(kRankSummarySchema) +
+                                                      " expected)"};
+    RankDigest d;
+    r.get(o, "rank", d.rank) && r.get(o, "label", d.label) && r.get(o, "path", d.path) &&
+        r.get(o, "device", d.device) && r.get(o, "device_name", d.deviceName) &&
+        r.get(o, "window_start_ns", d.windowStartNs) && r.get(o, "window_end_ns", d.windowEndNs) &&
+        r.get(o, "utilization", d.utilization) && r.causes(o, "idle", d.idle);
+    dom::array steps, collectives, findings;
+    if (r.problem.empty() && r.array(o, "steps", steps))
+        for (dom::element e : steps) {
+            dom::object so;
+            if (e.get(so)) {
+                r.fail("a step is not an object");
+                break;
+            }
+            DigestStep s;
+            if (!(r.get(so, "number", s.number) && r.get(so, "label", s.label) &&
+                  r.get(so, "start_ns", s.startNs) && r.get(so, "end_ns", s.endNs) &&
+                  r.get(so, "busy_ns", s.busyNs) && r.causes(so, "idle", s.idle)))
+                break;
+            d.steps.push_back(std::move(s));
+        }
+    if (r.problem.empty() && r.array(o, "collectives", collectives))
+        for (dom::element e : collectives) {
+            dom::object co;
+            if (e.get(co)) {
+                r.fail("a collective is not an object");
+                break;
+            }
+            DigestCollective c;
+            if (!(r.get(co, "name", c.name) && r.get(co, "start_ns", c.startNs) &&
+                  r.get(co, "end_ns", c.endNs) && r.get(co, "step", c.step) &&
+                  r.get(co, "before_busy_ns", c.beforeBusyNs) &&
+                  r.causes(co, "before_idle", c.beforeIdle)))
+                break;
+            if (c.step >= int32_t(d.steps.size())) {
+                r.fail("a collective's \"step\" is past the steps");
+                break;
+            }
+            d.collectives.push_back(std::move(c));
+        }
+    if (r.problem.empty() && r.array(o, "findings", findings))
+        for (dom::element e : findings) {
+            dom::object fo;
+            if (e.get(fo)) {
+                r.fail("a finding is not an object");
+                break;
+            }
+            DigestFinding f;
+            std::string kind;
+            if (!(r.get(fo, "kind", kind) && r.get(fo, "saving_share", f.savingShare) &&
+                  r.get(fo, "title", f.title)))
+                break;
+            if (!findingKindFromName(kind, f.kind)) {
+                r.fail("unknown finding kind \"" + kind + "\"");
+                break;
+            }
+            d.findings.push_back(std::move(f));
+        }
+    if (!r.problem.empty()) return Error{ErrorKind::InvalidStructure, "rank summary: " + r.problem};
+    if (d.windowEndNs < d.windowStartNs)
+        return Error{ErrorKind::InvalidStructure, "rank summary: the window ends before it starts"};
+    return d;
+}
+
+base::Result<RankDigest> readRankSummary(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return Error{ErrorKind::NotFound, path + ": no such file"};
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (!f && !f.eof()) return Error{ErrorKind::Unreadable, path + ": cannot be read"};
+    auto r = parseRankSummary(ss.str());
+    if (!r) return Error{r.error().kind, path + ": " + r.error().message};
+    return r;
+}
+
+bool isRankSummaryFile(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    char head[512] = {};
+    f.read(head, sizeof head - 1);
+    const std::string_view text(head, size_t(f.gcount()));
+    // The writer puts "schema" first; allow whitespace and a few keys before it.
+    return text.find('{') != std::string_view::npos &&
+           text.find(std::string("\"schema\": \"") + std::string(kRankSummarySchema) + "\"") !=
+               std::string_view::npos;
+}
+
+std::vector<std::string> rankSummaryFiles(const std::string& path) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        for (const auto& e : std::filesystem::directory_iterator(path, ec)) {
+            const std::string name = e.path().filename().string();
+            if (e.is_regular_file(ec) && name.size() > 13 &&
+                name.compare(name.size() - 13, 13, ".summary.json") == 0)
+                out.push_back(e.path().string());
+        }
+        std::sort(out.begin(), out.end());
+    } else if (isRankSummaryFile(path)) {
+        out.push_back(path);
+    }
+    return out;
+}
+
+} // namespace stallscope::workspace
