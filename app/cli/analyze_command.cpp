@@ -84,10 +84,10 @@ bool writeFile(const std::string& path, const std::string& text, std::ostream& e
 
 /// `analyze --summary`: one rank summary per trace; to stdout (one trace, no -o), to the file
 /// -o names (one trace) or into the folder -o names as RANK.summary.json (several).
-int writeSummaries(const std::vector<RankInput>& ranks, const std::string& output,
+int writeSummaries(const std::vector<RankDigest>& ranks, const std::string& output,
                    std::ostream& out, std::ostream& err) {
     if (ranks.size() == 1 && output.empty()) {
-        out << workspace::rankSummaryJson(digestRank(ranks.front()));
+        out << workspace::rankSummaryJson(ranks.front());
         return 0;
     }
     if (ranks.size() > 1 && output.empty()) {
@@ -98,15 +98,27 @@ int writeSummaries(const std::vector<RankInput>& ranks, const std::string& outpu
     std::error_code ec;
     const bool folder = ranks.size() > 1 || std::filesystem::is_directory(output, ec);
     if (folder) std::filesystem::create_directories(output, ec);
-    for (const RankInput& r : ranks) {
+    for (const RankDigest& r : ranks) {
         const std::string path = folder ? (std::filesystem::path(output) /
                                            ("rank" + std::to_string(r.rank) + ".summary.json"))
                                               .string()
                                         : output;
-        if (!writeFile(path, workspace::rankSummaryJson(digestRank(r)), err)) return 1;
-        err << "stallscope-cli: rank " << r.rank << " summary: " << path << "\n";
+        if (!writeFile(path, workspace::rankSummaryJson(r), err)) return 1;
     }
+    err << "stallscope-cli: " << ranks.size()
+        << (ranks.size() == 1 ? " rank summary" : " rank summaries") << " written to " << output
+        << "\n";
     return 0;
+}
+
+void writeCrossRank(const CrossRankResult& cr, bool json, std::ostream& out) {
+    if (json) {
+        JsonWriter rw(true);
+        writeCrossRankJson(rw, cr);
+        out << rw.str() << "\n";
+    } else {
+        writeCrossRankText(out, cr);
+    }
 }
 
 } // namespace
@@ -142,13 +154,7 @@ int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err) 
         }
         err << "stallscope-cli: wrote " << options.report << "\n";
     }
-    if (options.json) {
-        JsonWriter rw(true);
-        writeCrossRankJson(rw, cr);
-        out << rw.str() << "\n";
-    } else if (options.report.empty()) {
-        writeCrossRankText(out, cr);
-    }
+    if (options.json || options.report.empty()) writeCrossRank(cr, options.json, out);
     return 0;
 }
 
@@ -160,6 +166,28 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
     lo.threads = options.threads;
     lo.analysis = options.analysis;
+    // A folder's ranks for --ranks or --summary: rank by rank, never holding all the traces
+    // (hundreds of ranks of GBs each fit this way).
+    std::error_code ec;
+    if ((options.ranksOnly || options.summary) && options.paths.size() == 1 &&
+        std::filesystem::is_directory(options.paths.front(), ec)) {
+        auto set = workspace::digestRanks(options.paths.front(), lo);
+        if (!set) {
+            err << "stallscope-cli: " << set.error().message << "\n";
+            return 1;
+        }
+        for (const auto& p : set.value().problems) err << "stallscope-cli: skipped " << p << "\n";
+        if (options.summary) {
+            if (set.value().fromSummaries) {
+                err << "stallscope-cli: " << options.paths.front()
+                    << " holds rank summaries already: `merge` them\n";
+                return 2;
+            }
+            return writeSummaries(set.value().digests, options.output, out, err);
+        }
+        writeCrossRank(analyzeRanks(std::move(set.value().digests)), options.json, out);
+        return 0;
+    }
     // Everything first: with two or more ranks the cross-rank summary comes before the detail.
     std::vector<workspace::Workspace> loaded;
     for (const auto& path : options.paths) {
@@ -184,19 +212,15 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         }
     if (options.summary) {
         if (options.rank >= 0 && ranks.size() == 1) ranks.front().rank = options.rank;
-        return rc ? rc : writeSummaries(ranks, options.output, out, err);
+        std::vector<RankDigest> digests;
+        for (const RankInput& r : ranks) digests.push_back(digestRank(r));
+        return rc ? rc : writeSummaries(digests, options.output, out, err);
     }
     const bool severalRanks = ranks.size() >= 2;
     if (options.ranksOnly || severalRanks) {
         const CrossRankResult cr = analyzeRanks(ranks);
         if (options.ranksOnly) {
-            if (options.json) {
-                JsonWriter rw(true);
-                writeCrossRankJson(rw, cr);
-                out << rw.str() << "\n";
-            } else {
-                writeCrossRankText(out, cr);
-            }
+            writeCrossRank(cr, options.json, out);
             return rc;
         }
         if (!options.json)

@@ -20,11 +20,17 @@ struct LoadedTrace {
     std::shared_ptr<const TimelineIndex> timeline;  // null: built when first shown
 };
 
+/// Folders with more per-rank traces than this open as digests plus one rank's detail.
+constexpr size_t kDetailRanks = 16;
+
 struct Document {
     QString path;
     model::Session session;
     std::vector<LoadedTrace> traces;
     analysis::CrossRankResult ranks; // with two or more traces (built on the load worker too)
+    // Many ranks (rank summaries, or a folder of more than kDetailRanks traces): every rank is
+    // held as its digest in `ranks` and `traces` holds the one rank whose detail is loaded.
+    bool manyRanks = false;
     double loadSeconds = 0;
 };
 

@@ -1,6 +1,7 @@
 #include "load_worker.h"
 
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 
 #include <QMetaObject>
@@ -9,48 +10,131 @@ namespace stallscope::gui {
 
 namespace {
 
-std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOptions& options,
-                               const std::atomic<bool>* cancel,
-                               const std::function<void(double, const QString&)>& onProgress, QString* error) {
+using Progress = std::function<void(double, const QString&)>;
+
+workspace::LoadOptions loadOptions(const analysis::AnalysisOptions& options,
+                                   const std::atomic<bool>* cancel, const Progress& onProgress) {
     workspace::LoadOptions lo;
     lo.cancel = cancel;
     // A trace too large for this machine is refused with its size, not killed by the OS.
     lo.memoryBudgetBytes = importers::defaultMemoryBudget();
     lo.analysis = options;
     if (onProgress)
-        lo.progress = [&](double f, const std::string& what) {
+        lo.progress = [onProgress](double f, const std::string& what) {
             onProgress(f, QString::fromStdString(what));
         };
     // The timeline's index is independent of the analysis: built beside it.
     lo.perTrace = [](const model::Trace& t) -> std::shared_ptr<const void> {
         return TimelineIndex::build(t);
     };
-    auto result = workspace::loadAndAnalyse(path.toStdString(), lo);
-    if (!result) {
-        if (error)
-            *error = result.error().kind == base::ErrorKind::Cancelled
-                         ? QStringLiteral("Cancelled")
-                         : QString::fromStdString(result.error().message);
-        return nullptr;
-    }
-    workspace::Workspace& ws = result.value();
-    auto doc = std::make_shared<Document>();
-    doc->path = path;
-    doc->session = std::move(ws.session);
+    return lo;
+}
+
+QString errorText(const base::Error& e) {
+    return e.kind == base::ErrorKind::Cancelled ? QStringLiteral("Cancelled")
+                                                : QString::fromStdString(e.message);
+}
+
+void addTraces(Document& doc, workspace::Workspace& ws) {
+    doc.session = std::move(ws.session);
     for (workspace::AnalysedTrace& at : ws.traces) {
         LoadedTrace lt;
         lt.entry = std::move(at.entry);
         lt.analysis = std::move(at.analysis);
         lt.timeline = std::static_pointer_cast<const TimelineIndex>(at.extra);
-        doc->traces.push_back(std::move(lt));
+        doc.traces.push_back(std::move(lt));
     }
+}
+
+/// The detail of one rank of a many-ranks document: its trace, under its rank and label.
+std::shared_ptr<Document> loadRank(const Document& ranksOf, int32_t rank,
+                                   const analysis::AnalysisOptions& options,
+                                   const std::atomic<bool>* cancel, const Progress& onProgress,
+                                   QString* error) {
+    const analysis::RankSummary* rs = nullptr;
+    for (const analysis::RankSummary& x : ranksOf.ranks.ranks)
+        if (x.rank == rank) rs = &x;
+    if (!rs) {
+        if (error) *error = QString("There is no rank %1 in this document").arg(rank);
+        return nullptr;
+    }
+    auto result = workspace::loadAndAnalyse(rs->path, loadOptions(options, cancel, onProgress));
+    if (!result) {
+        if (error)
+            *error = QString("Rank %1's trace %2 could not be loaded: %3")
+                         .arg(rank)
+                         .arg(QString::fromStdString(rs->path), errorText(result.error()));
+        return nullptr;
+    }
+    auto doc = std::make_shared<Document>();
+    doc->path = ranksOf.path;
+    doc->manyRanks = true;
+    doc->ranks = ranksOf.ranks;
+    addTraces(*doc, result.value());
+    for (LoadedTrace& lt : doc->traces) {
+        lt.entry.rank = rank;
+        lt.entry.label = rs->label;
+    }
+    doc->loadSeconds = result.value().seconds;
+    return doc;
+}
+
+/// Many ranks: every rank digested (or its summary read) without holding the traces, then the
+/// detail of one: the straggler's, else the first rank's.
+std::shared_ptr<Document> loadManyRanks(const QString& path,
+                                        const analysis::AnalysisOptions& options,
+                                        const std::atomic<bool>* cancel, const Progress& onProgress,
+                                        QString* error) {
+    workspace::LoadOptions lo = loadOptions(options, cancel, onProgress);
+    lo.perTrace = nullptr;
+    if (onProgress)
+        lo.progress = [onProgress](double f, const std::string& what) {
+            onProgress(0.8 * f, QString::fromStdString(what));
+        };
+    auto set = workspace::digestRanks(path.toStdString(), lo);
+    if (!set) {
+        if (error) *error = errorText(set.error());
+        return nullptr;
+    }
+    Document ranksOf;
+    ranksOf.path = path;
+    ranksOf.ranks = analysis::analyzeRanks(set.value().digests);
+    const int32_t first =
+        ranksOf.ranks.straggler >= 0 ? ranksOf.ranks.straggler : set.value().digests.front().rank;
+    auto doc = loadRank(ranksOf, first, options, cancel,
+                        onProgress ? Progress([onProgress](double f, const QString& w) {
+                            onProgress(0.8 + 0.2 * f, w);
+                        })
+                                   : Progress(),
+                        error);
+    if (!doc) return nullptr;
+    for (const std::string& p : set.value().problems) doc->session.problems.push_back(p);
+    doc->loadSeconds += set.value().seconds;
+    return doc;
+}
+
+std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOptions& options,
+                               const std::atomic<bool>* cancel, const Progress& onProgress,
+                               QString* error) {
+    const std::string p = path.toStdString();
+    if (!workspace::rankSummaryFiles(p).empty() || workspace::rankTraceFileCount(p) > kDetailRanks)
+        return loadManyRanks(path, options, cancel, onProgress, error);
+    auto result = workspace::loadAndAnalyse(p, loadOptions(options, cancel, onProgress));
+    if (!result) {
+        if (error) *error = errorText(result.error());
+        return nullptr;
+    }
+    workspace::Workspace& ws = result.value();
+    auto doc = std::make_shared<Document>();
+    doc->path = path;
+    addTraces(*doc, ws);
     if (doc->traces.size() >= 2) {
         std::vector<analysis::RankInput> inputs;
         for (size_t i = 0; i < doc->traces.size(); ++i) {
             const LoadedTrace& lt = doc->traces[i];
             if (lt.analysis)
                 inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
-                                  lt.entry.trace.get(), lt.analysis.get()});
+                                  lt.entry.trace.get(), lt.analysis.get(), lt.entry.path});
         }
         if (inputs.size() >= 2) doc->ranks = analysis::analyzeRanks(inputs);
     }
@@ -73,7 +157,9 @@ void LoadWorker::cancel() {
     if (m_cancel) m_cancel->store(true);
 }
 
-void LoadWorker::start(const QString& path, const analysis::AnalysisOptions& options) {
+void LoadWorker::run(
+    std::function<std::shared_ptr<Document>(const std::atomic<bool>*, const Progress&, QString*)>
+        job) {
     cancel();
     if (m_thread) {
         m_thread->wait();
@@ -82,23 +168,46 @@ void LoadWorker::start(const QString& path, const analysis::AnalysisOptions& opt
     }
     auto flag = std::make_shared<std::atomic<bool>>(false);
     m_cancel = flag;
-    m_thread = QThread::create([this, path, options, flag] {
+    m_thread = QThread::create([this, job = std::move(job), flag] {
         QString error;
-        auto doc = load(path, options, flag.get(),
-                        [this, flag](double f, const QString& what) {
-                            if (!flag->load()) Q_EMIT progress(f, what);
-                        },
-                        &error);
-        if (flag->load()) return;  // cancelled: the caller already moved on
-        if (doc) Q_EMIT loaded(doc);
-        else Q_EMIT failed(error);
+        auto doc = job(
+            flag.get(),
+            [this, flag](double f, const QString& what) {
+                if (!flag->load()) Q_EMIT progress(f, what);
+            },
+            &error);
+        if (flag->load()) return; // cancelled: the caller already moved on
+        if (doc)
+            Q_EMIT loaded(doc);
+        else
+            Q_EMIT failed(error);
     });
     m_thread->start();
+}
+
+void LoadWorker::start(const QString& path, const analysis::AnalysisOptions& options) {
+    run([path, options](const std::atomic<bool>* cancel, const Progress& progress, QString* error) {
+        return load(path, options, cancel, progress, error);
+    });
+}
+
+void LoadWorker::startRank(std::shared_ptr<const Document> ranksOf, int32_t rank,
+                           const analysis::AnalysisOptions& options) {
+    run([ranksOf = std::move(ranksOf), rank, options](const std::atomic<bool>* cancel,
+                                                      const Progress& progress, QString* error) {
+        return loadRank(*ranksOf, rank, options, cancel, progress, error);
+    });
 }
 
 std::shared_ptr<Document> LoadWorker::loadNow(const QString& path, const analysis::AnalysisOptions& options,
                                               QString* error) {
     return load(path, options, nullptr, nullptr, error);
+}
+
+std::shared_ptr<Document> LoadWorker::loadRankNow(const Document& ranksOf, int32_t rank,
+                                                  const analysis::AnalysisOptions& options,
+                                                  QString* error) {
+    return loadRank(ranksOf, rank, options, nullptr, nullptr, error);
 }
 
 } // namespace stallscope::gui

@@ -8,6 +8,7 @@
 #include <QThread>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 
 namespace stallscope::gui {
@@ -20,12 +21,19 @@ public:
 
     /// Starts loading `path` on the worker thread (a running load is cancelled first).
     void start(const QString& path, const analysis::AnalysisOptions& options = {});
+    /// Loads the detail of one rank of a many-ranks document: a new document with the same
+    /// ranks and that rank's trace.
+    void startRank(std::shared_ptr<const Document> ranksOf, int32_t rank,
+                   const analysis::AnalysisOptions& options = {});
     void cancel();
     [[nodiscard]] bool busy() const { return m_thread && m_thread->isRunning(); }
 
     /// The same work on the calling thread (headless screenshots, tests).
     static std::shared_ptr<Document> loadNow(const QString& path, const analysis::AnalysisOptions& options,
                                              QString* error);
+    static std::shared_ptr<Document> loadRankNow(const Document& ranksOf, int32_t rank,
+                                                 const analysis::AnalysisOptions& options,
+                                                 QString* error);
 
 Q_SIGNALS:
     void progress(double fraction, const QString& what);
@@ -33,6 +41,10 @@ Q_SIGNALS:
     void failed(const QString& message);
 
 private:
+    void
+    run(std::function<std::shared_ptr<Document>(
+            const std::atomic<bool>*, const std::function<void(double, const QString&)>&, QString*)>
+            job);
     QThread* m_thread = nullptr;
     std::shared_ptr<std::atomic<bool>> m_cancel;
 };

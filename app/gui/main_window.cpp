@@ -143,6 +143,31 @@ void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
     m_cancel->hide();
     addRecent(doc->path);
     setDocument(std::move(doc));
+    if (m_pendingStep >= 0) showStepColumn(m_pendingStep);
+    m_pendingStep = -1;
+}
+
+void MainWindow::showRankAt(int32_t rank, int column) {
+    if (!m_doc) return;
+    for (size_t i = 0; i < m_doc->traces.size(); ++i)
+        if (m_doc->traces[i].entry.rank == rank) {
+            showRank(static_cast<int>(i));
+            showStepColumn(column);
+            return;
+        }
+    if (!m_doc->manyRanks) return;
+    m_pendingStep = column;
+    m_progress->setValue(0);
+    m_progress->show();
+    m_cancel->show();
+    m_status->setText(tr("Loading rank %1 …").arg(rank));
+    m_worker->startRank(m_doc, rank);
+}
+
+void MainWindow::showStepColumn(int column) {
+    // The steps combo lists the shown trace's steps after "All steps", in the order of the
+    // heat map's columns.
+    if (column >= 0 && column + 1 < m_steps->count()) m_steps->setCurrentIndex(column + 1);
 }
 
 void MainWindow::setDocument(std::shared_ptr<Document> doc) {

@@ -44,6 +44,9 @@ public:
     /// Shows an already loaded document (the headless screenshot path uses this directly).
     void setDocument(std::shared_ptr<Document> doc);
     void showRank(int index);
+    /// A rank by its number, at a step column of the ranks' heat map (-1: the whole window);
+    /// in a many-ranks document a rank whose detail is not loaded is loaded first.
+    void showRankAt(int32_t rank, int column = -1);
     /// Selects finding `row` (0-based): list, detail pane, timeline shading and zoom.
     void selectFinding(int row);
     void showView(View view);
@@ -87,12 +90,14 @@ private:
     static QString importProblems(const model::Diagnostics& diagnostics);
     void onLoaded(std::shared_ptr<Document> doc);
     void fillSteps();
+    void showStepColumn(int column);
     void showShortcuts();
     void showAbout();
     void updateSearchLabel();
 
     std::shared_ptr<Document> m_doc;
     int m_rank = 0;
+    int m_pendingStep = -1; // the step column to show once a rank's detail has loaded
     LoadWorker* m_worker = nullptr;
     ReportExport* m_export = nullptr;
     LiveRecording* m_live = nullptr;

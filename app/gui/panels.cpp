@@ -128,7 +128,8 @@ const std::vector<PanelInfo>& panels() {
         {PanelId::Ranks, QT_TRANSLATE_NOOP("MainWindow", "Ranks"),
          [](MainWindow& mw) {
              auto* w = new RanksPanel(&mw);
-             QObject::connect(w, &RanksPanel::rankActivated, &mw, [&mw](int i) { mw.showRank(i); });
+             QObject::connect(w, &RanksPanel::rankActivated, &mw,
+                              [&mw](int32_t rank, int column) { mw.showRankAt(rank, column); });
              return panel<RanksPanel>(w, [](RanksPanel& p, const PanelContext& c) {
                  p.setDocument(c.document, c.rank);
              });

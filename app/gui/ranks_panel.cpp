@@ -1,64 +1,94 @@
 #include "ranks_panel.h"
 
 #include "gui_text.h"
+#include "rank_heatmap.h"
 
 #include "stallscope/analysis/cross_rank.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
 namespace stallscope::gui {
 
-namespace {
-} // namespace
+using namespace analysis;
 
 RanksPanel::RanksPanel(QWidget* parent)
-    : QWidget(parent), m_summary(new QLabel(this)), m_table(new QTableWidget(this)) {
+    : QWidget(parent), m_summary(new QLabel(this)), m_measure(new QComboBox(this)),
+      m_heatmap(new RankHeatmap(this)), m_table(new QTableWidget(this)) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(4, 4, 4, 4);
     m_summary->setWordWrap(true);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     l->addWidget(m_summary);
-    l->addWidget(m_table);
-    m_table->setColumnCount(11);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* top = new QWidget(split);
+    auto* tl = new QVBoxLayout(top);
+    tl->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Heat map of"), top));
+    m_measure->setObjectName("heatmapMeasure");
+    m_measure->addItem(tr("step time"));
+    m_measure->addItem(tr("waiting in collectives (share of the step)"));
+    m_measure->addItem(tr("GPU idle (share of the step)"));
+    for (size_t k = 0; k < kIdleCauseCount; ++k)
+        m_measure->addItem(
+            tr("idle: %1").arg(QString::fromStdString(std::string(idleCauseName(IdleCause(k))))));
+    bar->addWidget(m_measure);
+    bar->addStretch();
+    tl->addLayout(bar);
+    tl->addWidget(m_heatmap, 1);
+    split->addWidget(top);
+    split->addWidget(m_table);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 1);
+    l->addWidget(split, 1);
+    connect(m_measure, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i < 3)
+            m_heatmap->setMeasure(RankHeatmap::Measure(i));
+        else
+            m_heatmap->setMeasure(RankHeatmap::Measure::Cause, IdleCause(i - 3));
+    });
+    connect(m_heatmap, &RankHeatmap::cellActivated, this,
+            [this](int32_t rank, int column) { Q_EMIT rankActivated(rank, column); });
+
+    m_table->setColumnCount(10);
     m_table->setHorizontalHeaderLabels({tr("Rank"), tr("Worker / file"), tr("GPU util."),
-                                        tr("GPU idle"), tr("Mean step"), tr("Top finding"),
-                                        tr("Saves"), tr("In collectives"), tr("Waiting"),
+                                        tr("Largest idle cause"), tr("Mean step"),
+                                        tr("Top finding"), tr("In collectives"), tr("Waiting"),
                                         tr("Transfer"), tr("Last")});
-    m_table->horizontalHeaderItem(8)->setToolTip(
+    m_table->horizontalHeaderItem(7)->setToolTip(
         tr("Time inside collectives waiting for the last rank to arrive"));
-    m_table->horizontalHeaderItem(10)->setToolTip(tr("Collectives this rank arrived at last"));
+    m_table->horizontalHeaderItem(9)->setToolTip(tr("Collectives this rank arrived at last"));
     m_table->verticalHeader()->hide();
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_table->setAlternatingRowColors(true);
     m_table->setShowGrid(false);
-    m_table->horizontalHeader()->setSectionResizeMode(5, QHeaderView::Stretch);
-    connect(m_table, &QTableWidget::cellActivated, this, [this](int row, int) { Q_EMIT rankActivated(row); });
-    connect(m_table, &QTableWidget::cellDoubleClicked, this, [this](int row, int) { Q_EMIT rankActivated(row); });
+    auto activate = [this](int row, int) {
+        if (auto* item = m_table->item(row, 0))
+            Q_EMIT rankActivated(item->data(Qt::UserRole).toInt(), -1);
+    };
+    connect(m_table, &QTableWidget::cellActivated, this, activate);
+    connect(m_table, &QTableWidget::cellDoubleClicked, this, activate);
 }
 
 void RanksPanel::setDocument(const Document* doc, int current) {
     m_table->setRowCount(0);
     m_summary->clear();
+    m_heatmap->setData(nullptr, -1);
     if (!doc) return;
-    const analysis::CrossRankResult& cross = doc->ranks; // built on the load worker
+    const CrossRankResult& cross = doc->ranks; // built on the load worker
+    const int32_t loaded = current >= 0 && size_t(current) < doc->traces.size()
+                               ? doc->traces[size_t(current)].entry.rank
+                               : -1;
     QString line;
-    if (cross.collectives > 0) {
-        line = tr("%1 collectives matched across %2 ranks%3. ")
-                   .arg(cross.collectives)
-                   .arg(cross.ranks.size())
-                   .arg(cross.clocksAligned ? tr(" (clocks aligned on the collectives' ends)")
-                                            : QString());
-        if (cross.straggler >= 0)
-            line += tr("<b>Straggler: rank %1</b> arrives last at %2% of them. ")
-                        .arg(cross.straggler)
-                        .arg(QString::number(cross.stragglerShare * 100, 'f', 0));
-        else
-            line += tr("No clear straggler. ");
-    }
+    for (const std::string& s : crossRankSentences(cross))
+        line += QString::fromStdString(s).toHtmlEscaped() + " ";
     if (cross.ranks.size() >= 2)
         line += tr("Slowest window %1% longer than the fastest.")
                     .arg(QString::number(cross.stepImbalance * 100, 'f', 1));
@@ -67,8 +97,7 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         for (const auto& f : cross.findings) {
             if (parts.size() >= 4) break;
             parts << QString("%1 on %2/%3 (%4%5%)")
-                         .arg(
-                             QString::fromStdString(std::string(analysis::findingKindName(f.kind))))
+                         .arg(QString::fromStdString(std::string(findingKindName(f.kind))))
                          .arg(f.ranks)
                          .arg(cross.ranks.size())
                          .arg(QString::number(f.minShare * 100, 'f', 1))
@@ -78,40 +107,60 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         }
         line += "<br>" + tr("Across the ranks: ") + parts.join(", ");
     }
+    if (doc->manyRanks)
+        line += "<br>" + tr("%1 ranks held as summaries; the timeline shows rank %2. Click a cell "
+                            "or a row to load "
+                            "another rank's trace.")
+                             .arg(cross.ranks.size())
+                             .arg(loaded);
     for (const auto& n : cross.notes)
         line +=
             "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";
     m_summary->setText(line);
     m_summary->setVisible(!line.isEmpty());
-    m_table->setRowCount(static_cast<int>(doc->traces.size()));
-    for (size_t i = 0; i < doc->traces.size(); ++i) {
-        const LoadedTrace& lt = doc->traces[i];
-        const auto& a = *lt.analysis;
+    m_heatmap->setData(&cross, loaded);
+
+    m_table->setRowCount(static_cast<int>(cross.ranks.size()));
+    const bool colls = cross.collectives > 0;
+    int selected = -1;
+    for (size_t i = 0; i < cross.ranks.size(); ++i) {
+        const RankSummary& rs = cross.ranks[i];
         const int r = static_cast<int>(i);
         auto set = [&](int c, const QString& text, bool right = false) {
             auto* item = new QTableWidgetItem(text);
             if (right) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
-            m_table->setItem(r, c, item);
-        };
-        set(0, QString::number(lt.entry.rank), true);
-        set(1, QString::fromStdString(lt.entry.label) + (lt.entry.span ? QString(" (span %1)").arg(lt.entry.span) : QString()));
-        set(2, a.devices.empty() ? "—" : QString::number(a.devices.front().utilization * 100, 'f', 1) + "%", true);
-        set(3, a.devices.empty() ? "—" : durationText(a.devices.front().idleNs, 1), true);
-        set(4, a.stepTimes.count ? durationText(a.stepTimes.meanNs, 1) : "—", true);
-        set(5, a.findings.empty() ? tr("none") : QString::fromStdString(a.findings.front().title));
-        set(6, a.findings.empty() ? "" : QString::number(a.findings.front().savingShare * 100, 'f', 1) + "%", true);
-        const int32_t rank = lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i);
-        for (const analysis::RankSummary& rs : cross.ranks)
-            if (rs.rank == rank && cross.collectives > 0) {
-                set(7, durationText(rs.collectiveNs, 1), true);
-                set(8, durationText(rs.waitNs, 1), true);
-                set(9, durationText(rs.transferNs, 1), true);
-                set(10, QString::number(rs.lastArrivals), true);
+            if (rs.rank == loaded) {
+                QFont f = item->font();
+                f.setBold(true);
+                item->setFont(f);
             }
+            m_table->setItem(r, c, item);
+            return item;
+        };
+        set(0, QString::number(rs.rank), true)->setData(Qt::UserRole, rs.rank);
+        set(1, QString::fromStdString(rs.label))->setToolTip(QString::fromStdString(rs.path));
+        set(2, QString::number(rs.utilization * 100, 'f', 1) + "%", true);
+        set(3, rs.topCauseNs > 0 ? QString("%1 %2").arg(QString::fromStdString(std::string(
+                                                            idleCauseName(rs.topCause))),
+                                                        durationText(rs.topCauseNs, 1))
+                                 : QString("—"));
+        int64_t step = rs.windowNs;
+        if (i < cross.cells.size() && !cross.cells[i].empty()) {
+            int64_t sum = 0;
+            for (const RankStepCell& c : cross.cells[i]) sum += c.stepNs;
+            step = sum / int64_t(cross.cells[i].size());
+        }
+        set(4, durationText(step, 1), true);
+        set(5, rs.topFinding.empty() ? tr("none") : QString::fromStdString(rs.topFinding));
+        set(6, colls ? durationText(rs.collectiveNs, 1) : "—", true);
+        set(7, colls ? durationText(rs.waitNs, 1) : "—", true);
+        set(8, colls ? durationText(rs.transferNs, 1) : "—", true);
+        set(9, colls ? QString::number(rs.lastArrivals) : "—", true);
+        if (rs.rank == loaded) selected = r;
     }
     m_table->resizeColumnsToContents();
     m_table->horizontalHeader()->setSectionResizeMode(5, QHeaderView::Stretch);
-    if (current >= 0) m_table->selectRow(current);
+    if (selected >= 0) m_table->selectRow(selected);
 }
 
 } // namespace stallscope::gui

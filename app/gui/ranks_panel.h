@@ -1,15 +1,20 @@
 #pragma once
-// Per-rank summary of a multi-rank folder: utilisation, idle, step time, top finding and the
-// cross-rank figures (time in collectives split into waiting and transfer, last arrivals,
-// the straggler); activating a row switches the displayed rank.
+// The ranks of a multi-rank document: the cross-rank line (collectives, straggler, imbalance,
+// findings across ranks), the ranks × steps heat map and one row per rank (utilisation,
+// largest idle cause, mean step, top finding, time in collectives split into waiting and
+// transfer, last arrivals). Activating a row or clicking a cell asks for that rank (at that
+// step); with many ranks the window loads that rank's trace on demand.
 #include "document.h"
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QTableWidget;
 
 namespace stallscope::gui {
+
+class RankHeatmap;
 
 class RanksPanel : public QWidget {
     Q_OBJECT
@@ -18,12 +23,17 @@ public:
     void setDocument(const Document* doc, int current);
     [[nodiscard]] QTableWidget* table() const { return m_table; }
     [[nodiscard]] QLabel* summary() const { return m_summary; }
+    [[nodiscard]] RankHeatmap* heatmap() const { return m_heatmap; }
+    [[nodiscard]] QComboBox* measure() const { return m_measure; }
 
 Q_SIGNALS:
-    void rankActivated(int index);
+    /// A rank by its number; `column` is a step column of the heat map, -1 for the whole window.
+    void rankActivated(int32_t rank, int column);
 
 private:
-    QLabel* m_summary; // the cross-rank line: collectives, straggler, imbalance
+    QLabel* m_summary;
+    QComboBox* m_measure;
+    RankHeatmap* m_heatmap;
     QTableWidget* m_table;
 };
 

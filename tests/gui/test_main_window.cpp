@@ -13,11 +13,15 @@
 #include "main_window.h"
 #include "panel.h"
 #include "range_panel.h"
+#include "rank_heatmap.h"
 #include "ranks_panel.h"
 #include "report_export.h"
 #include "stats_panel.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
+
+#include "stallscope/workspace/rank_summary.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <QApplication>
 #include <QComboBox>
@@ -279,7 +283,65 @@ private Q_SLOTS:
                  qPrintable(panel.summary()->text()));
         QVERIFY(panel.summary()->text().contains("cpu_dispatch on 8/8"));
         QCOMPARE(panel.table()->rowCount(), 8);
-        QCOMPARE(panel.table()->item(7, 10)->text(), QString("5")); // rank 7: last at 5 of 8
+        QCOMPARE(panel.table()->item(7, 9)->text(), QString("5")); // rank 7: last at 5 of 8
+        // The heat map: 8 ranks × 1 step, the slowest rank (1, 19.9 ms) darkest, the fastest
+        // (7, 12.5 ms) palest; a click on a cell asks for that rank at that step.
+        RankHeatmap* map = panel.heatmap();
+        map->resize(600, 300);
+        QCOMPARE(map->shade(1, 0), 1.0);
+        for (int i = 0; i < 8; ++i) QVERIFY(map->shade(7, 0) <= map->shade(i, 0));
+        QVERIFY(map->shade(7, 0) < 0.5);
+        QSignalSpy asked(&panel, &RanksPanel::rankActivated);
+        QPoint cell;
+        for (int y = 0; y < map->height() && cell.isNull(); ++y)
+            if (map->cellAt({300, y}).first == 3) cell = {300, y + 2};
+        QVERIFY(!cell.isNull());
+        QTest::mouseClick(map, Qt::LeftButton, {}, cell);
+        QCOMPARE(asked.count(), 1);
+        QCOMPARE(asked.at(0).at(0).toInt(), 3);
+        QCOMPARE(asked.at(0).at(1).toInt(), 0);
+        // Another measure: waiting in collectives; rank 7 (the straggler) waits least.
+        panel.measure()->setCurrentIndex(1);
+        for (int i = 0; i < 8; ++i) QVERIFY(map->shade(7, 0) <= map->shade(i, 0));
+    }
+
+    // Rank summaries open as a many-ranks document: every rank in the Ranks panel, the
+    // straggler's trace loaded; asking for another rank loads its trace on demand.
+    void rankSummariesOpenWithDetailOnDemand() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const std::string folder = (test::sharedTraces() / "param-dlrm-8rank").string();
+        auto ws = workspace::loadAndAnalyse(folder);
+        QVERIFY(ws);
+        QTemporaryDir dir;
+        for (const auto& at : ws.value().traces) {
+            const analysis::RankInput in{at.entry.rank, at.entry.label, at.entry.trace.get(),
+                                         at.analysis.get(),
+                                         std::filesystem::absolute(at.entry.path).string()};
+            test::writeFile(
+                dir.filePath(QString("rank%1.summary.json").arg(at.entry.rank)).toStdString(),
+                workspace::rankSummaryJson(analysis::digestRank(in)));
+        }
+        QString error;
+        auto doc = LoadWorker::loadNow(dir.path(), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QVERIFY(doc->manyRanks);
+        QCOMPARE(doc->ranks.ranks.size(), size_t(8));
+        QCOMPARE(doc->traces.size(), size_t(1));
+        QCOMPARE(doc->traces[0].entry.rank, 7); // the straggler's detail first
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        w.setDocument(doc);
+        w.showRankAt(2, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(w.document() && w.document()->traces[0].entry.rank == 2, 20000);
+        QVERIFY(w.document()->manyRanks);
+        QCOMPARE(w.document()->ranks.ranks.size(), size_t(8));
+        QCOMPARE(w.timeline()->layout().trace(), w.document()->traces[0].entry.trace.get());
+        // A rank whose trace is gone says so.
+        auto gone = std::make_shared<Document>(*w.document());
+        gone->ranks.ranks[4].path = dir.filePath("missing.json").toStdString();
+        QVERIFY(!LoadWorker::loadRankNow(*gone, 4, {}, &error));
+        QVERIFY2(error.contains("Rank 4") && error.contains("missing.json"), qPrintable(error));
     }
 
     void unreadableFilesShowABannerNotACrash_data() {

@@ -2,13 +2,19 @@
 #include "stallscope/workspace/rank_summary.h"
 
 #include "stallscope/analysis/analysis_json.h"
+#include "stallscope/importers/tensorboard_folder.h"
 
 #include <simdjson.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 namespace stallscope::workspace {
 
@@ -184,6 +190,98 @@ std::vector<std::string> rankSummaryFiles(const std::string& path) {
         out.push_back(path);
     }
     return out;
+}
+
+size_t rankTraceFileCount(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(path, ec)) return 0;
+    const auto runs = importers::findTensorBoardRuns(path);
+    return runs.empty() ? 0 : runs.front().files.size();
+}
+
+base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& options) {
+    const auto t0 = std::chrono::steady_clock::now();
+    RankSet set;
+    auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (const std::vector<std::string> summaries = rankSummaryFiles(path); !summaries.empty()) {
+        set.fromSummaries = true;
+        for (size_t i = 0; i < summaries.size(); ++i) {
+            if (options.cancel && options.cancel->load())
+                return Error{ErrorKind::Cancelled, "cancelled"};
+            auto d = readRankSummary(summaries[i]);
+            if (!d)
+                set.problems.push_back(d.error().message);
+            else
+                set.digests.push_back(std::move(d.value()));
+            if (options.progress)
+                options.progress(double(i + 1) / double(summaries.size()),
+                                 "rank summary " + std::to_string(i + 1) + " of " +
+                                     std::to_string(summaries.size()));
+        }
+    } else {
+        const auto runs = importers::findTensorBoardRuns(path);
+        if (runs.empty() || runs.front().files.empty())
+            return Error{ErrorKind::NoTraces, path + ": no rank summaries or trace files"};
+        const auto& files = runs.front().files;
+        std::vector<std::optional<RankDigest>> out(files.size());
+        std::vector<std::string> problems(files.size());
+        std::atomic<size_t> next{0}, done{0};
+        std::mutex progressMutex;
+        LoadOptions one = options;
+        one.analysisThreads = 1;
+        one.threads = 1;
+        one.progress = nullptr;
+        one.perTrace = nullptr;
+        auto work = [&] {
+            for (size_t i; (i = next++) < files.size();) {
+                if (options.cancel && options.cancel->load()) return;
+                auto ws = loadAndAnalyse(files[i].path.string(), one);
+                if (!ws)
+                    problems[i] = files[i].path.filename().string() + ": " + ws.error().message;
+                else if (!ws.value().traces.empty()) {
+                    const AnalysedTrace& at = ws.value().traces.front();
+                    const bool ranked =
+                        at.entry.trace->metadata().distributed.present && at.entry.rank >= 0;
+                    std::error_code ec;
+                    const std::string abs = std::filesystem::absolute(files[i].path, ec).string();
+                    out[i] = digestRank({ranked ? at.entry.rank : int32_t(i), files[i].worker,
+                                         at.entry.trace.get(), at.analysis.get(),
+                                         ec ? files[i].path.string() : abs});
+                }
+                const size_t n = ++done;
+                if (options.progress) {
+                    std::lock_guard<std::mutex> lock(progressMutex);
+                    options.progress(double(n) / double(files.size()),
+                                     "rank " + std::to_string(n) + " of " +
+                                         std::to_string(files.size()));
+                }
+            }
+        };
+        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+        const unsigned threads = std::min<unsigned>(
+            options.analysisThreads ? options.analysisThreads : hw, unsigned(files.size()));
+        std::vector<std::thread> pool;
+        for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+        work();
+        for (auto& t : pool) t.join();
+        if (options.cancel && options.cancel->load())
+            return Error{ErrorKind::Cancelled, "cancelled"};
+        for (size_t i = 0; i < files.size(); ++i) {
+            if (out[i]) set.digests.push_back(std::move(*out[i]));
+            if (!problems[i].empty()) set.problems.push_back(problems[i]);
+        }
+    }
+    if (set.digests.empty())
+        return Error{
+            ErrorKind::NoTraces,
+            path + ": no rank could be read" +
+                (set.problems.empty() ? std::string() : " (" + set.problems.front() + ")")};
+    std::stable_sort(set.digests.begin(), set.digests.end(),
+                     [](const RankDigest& a, const RankDigest& b) { return a.rank < b.rank; });
+    set.seconds = seconds();
+    return set;
 }
 
 } // namespace stallscope::workspace

@@ -6,6 +6,7 @@
 // which gives exactly what the analysis of all the ranks' traces in one process gives.
 #include "stallscope/analysis/cross_rank.h"
 #include "stallscope/base/result.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <string>
 #include <vector>
@@ -26,5 +27,22 @@ bool isRankSummaryFile(const std::string& path);
 
 /// The summaries of `path`: the file itself, or the *.summary.json files of a folder (sorted).
 std::vector<std::string> rankSummaryFiles(const std::string& path);
+
+/// Many ranks with bounded memory: every rank of `path` as a digest, never holding more than
+/// a few traces at once. `path` is a rank summary, a folder of them (*.summary.json), or a
+/// folder of per-rank traces, which are loaded, analysed, digested and released one rank per
+/// worker thread (LoadOptions::analysisThreads, 0: the hardware's). Ranks come from
+/// distributedInfo, else the file's position in the folder. Files that cannot be read are
+/// listed in `problems`.
+struct RankSet {
+    std::vector<analysis::RankDigest> digests; // by rank
+    std::vector<std::string> problems;
+    bool fromSummaries = false;
+    double seconds = 0;
+};
+base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& options = {});
+
+/// The number of per-rank trace files in a folder (0: not a folder of traces).
+size_t rankTraceFileCount(const std::string& path);
 
 } // namespace stallscope::workspace
