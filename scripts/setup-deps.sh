@@ -14,6 +14,7 @@ PKGS=(
   poppler-utils
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
   chromium
+  shellcheck python3-yaml
   libtorch-dev
 )
 

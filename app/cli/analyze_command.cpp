@@ -204,14 +204,15 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     std::vector<RankInput> ranks;
     for (const auto& l : loaded)
         for (const auto& at : l.traces) {
-            std::error_code ec;
-            const std::string abs = std::filesystem::absolute(at.entry.path, ec).string();
             ranks.push_back({at.entry.rank >= 0 ? at.entry.rank : int32_t(ranks.size()),
                              at.entry.label, at.entry.trace.get(), at.analysis.get(),
-                             ec ? at.entry.path : abs});
+                             workspace::absoluteTracePath(at.entry.path)});
         }
     if (options.summary) {
-        if (options.rank >= 0 && ranks.size() == 1) ranks.front().rank = options.rank;
+        // --rank when the trace does not say (no distributedInfo): the task's index.
+        if (options.rank >= 0 && ranks.size() == 1 &&
+            !ranks.front().trace->metadata().distributed.present)
+            ranks.front().rank = options.rank;
         std::vector<RankDigest> digests;
         for (const RankInput& r : ranks) digests.push_back(digestRank(r));
         return rc ? rc : writeSummaries(digests, options.output, out, err);

@@ -134,7 +134,8 @@ std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOpti
             const LoadedTrace& lt = doc->traces[i];
             if (lt.analysis)
                 inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
-                                  lt.entry.trace.get(), lt.analysis.get(), lt.entry.path});
+                                  lt.entry.trace.get(), lt.analysis.get(),
+                                  workspace::absoluteTracePath(lt.entry.path)});
         }
         if (inputs.size() >= 2) doc->ranks = analysis::analyzeRanks(inputs);
     }

@@ -63,13 +63,46 @@ def template(ev):
     return parts, slots, step
 
 
+def copies_for(events, size_gb):
+    per_copy = sum(len(e) + 2 for e in events)
+    return max(1, int(size_gb * 1e9 / per_copy + 0.999))
+
+
+def copies_needed(source, size_gb):
+    return copies_for(split_events(read_text(source))[1], size_gb)
+
+
+def span_us(source):
+    """The source's replicated events' span in us (what one copy shifts by, less 1000)."""
+    _, events, _ = split_events(read_text(source))
+    lo, hi = None, 0
+    for ev in events:
+        if '"ph": "M"' in ev or '"cat": "Trace"' in ev or '"Record Window End"' in ev or "Iteration Start" in ev:
+            continue
+        t = TS.search(ev)
+        if not t:
+            continue
+        ts = int(t.group(1))
+        d = DUR.search(ev)
+        lo = ts if lo is None else min(lo, ts)
+        hi = max(hi, ts + (int(d.group(1)) if d else 0))
+    return 0 if lo is None else hi - lo
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("source")
     ap.add_argument("out")
     ap.add_argument("--size-gb", type=float, default=1.0)
     a = ap.parse_args()
-    text = read_text(a.source)
+    replicate(a.source, a.out, a.size_gb)
+
+
+def replicate(source, out_path, size_gb, period=None, copies=None):
+    """Writes copies of `source` until `size_gb` (or exactly `copies`); each copy shifted by
+    `period` us (default: the source's span + 1 ms). Ranks of one job pass a common period and
+    count so their steps and collectives stay aligned."""
+    text = read_text(source)
     head, events, tail = split_events(text)
     once, repl = [], []
     lo, hi, max_id, max_step = None, 0, 0, 0
@@ -92,11 +125,12 @@ def main():
         if tpl[2]:
             max_step = max(max_step, int(tpl[2].group(1)))
         repl.append(tpl)
-    period = (hi - lo) + 1000
-    per_copy = sum(len(e) + 2 for e in events)
-    copies = max(1, int(a.size_gb * 1e9 / per_copy + 0.999))
+    if period is None:
+        period = (hi - lo) + 1000
+    if copies is None:
+        copies = copies_for(events, size_gb)
     id_stride = max_id + 1
-    with open(a.out, "w", encoding="utf-8", newline="\n") as f:
+    with open(out_path, "w", encoding="utf-8", newline="\n") as f:
         f.write(head)
         f.write("\n")
         first = True
@@ -120,8 +154,8 @@ def main():
             first = False
         f.write("\n")
         f.write(tail)
-    size = os.path.getsize(a.out)
-    print(f"{a.out}: {size / 1e6:.1f} MB, {copies} copies of {len(repl)} events "
+    size = os.path.getsize(out_path)
+    print(f"{out_path}: {size / 1e6:.1f} MB, {copies} copies of {len(repl)} events "
           f"(+{len(once)} once) = {copies * len(repl) + len(once)} events", file=sys.stderr)
 
 

@@ -67,6 +67,12 @@ struct Reader {
 
 } // namespace
 
+std::string absoluteTracePath(const std::string& path) {
+    std::error_code ec;
+    const std::filesystem::path abs = std::filesystem::absolute(path, ec);
+    return ec ? path : abs.lexically_normal().string();
+}
+
 std::string rankSummaryJson(const RankDigest& digest) {
     base::JsonWriter w(true);
     writeRankDigestJson(w, digest);
@@ -244,11 +250,9 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
                     const AnalysedTrace& at = ws.value().traces.front();
                     const bool ranked =
                         at.entry.trace->metadata().distributed.present && at.entry.rank >= 0;
-                    std::error_code ec;
-                    const std::string abs = std::filesystem::absolute(files[i].path, ec).string();
                     out[i] = digestRank({ranked ? at.entry.rank : int32_t(i), files[i].worker,
                                          at.entry.trace.get(), at.analysis.get(),
-                                         ec ? files[i].path.string() : abs});
+                                         absoluteTracePath(files[i].path.string())});
                 }
                 const size_t n = ++done;
                 if (options.progress) {

@@ -13,6 +13,10 @@
 
 namespace stallscope::workspace {
 
+/// The absolute, normalised form of a trace's path, as summaries record it (so a summary
+/// names its trace the same way whichever folder the tool ran in).
+std::string absoluteTracePath(const std::string& path);
+
 /// The summary document of one rank.
 std::string rankSummaryJson(const analysis::RankDigest& digest);
 
