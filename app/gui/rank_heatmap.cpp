@@ -127,9 +127,15 @@ void RankHeatmap::paintEvent(QPaintEvent*) {
                    Qt::AlignHCenter | Qt::AlignBottom,
                    QString::fromStdString(m_cross->stepLabels[size_t(c)]));
     const int rowEvery = std::max(1, int(std::ceil(double(fm.height()) / ch)));
+    int loadedRow = -1;
+    for (int i = 0; i < rows; ++i)
+        if (m_cross->ranks[size_t(i)].rank == m_loaded) loadedRow = i;
     for (int i = 0; i < rows; ++i) {
         const int32_t rank = m_cross->ranks[size_t(i)].rank;
-        if (i % rowEvery == 0 || rank == m_loaded) {
+        // Every rowEvery-th label, and the loaded rank's, which the others nearby give way to.
+        const bool nearLoaded =
+            loadedRow >= 0 && i != loadedRow && std::abs(i - loadedRow) * ch < fm.height();
+        if ((i % rowEvery == 0 && !nearLoaded) || rank == m_loaded) {
             QFont f = font();
             f.setBold(rank == m_loaded);
             p.setFont(f);
@@ -168,8 +174,9 @@ void RankHeatmap::paintEvent(QPaintEvent*) {
                                               : QString::number(v * 100, 'f', 1) + "%";
     };
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(g.left() + sw + 8, sy - 4, 400, 16), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("%1 … %2 · outlined: the step's straggler · click a cell for that rank's step")
+    p.drawText(QRect(g.left() + sw + 8, sy - 4, std::max(0, g.width() - sw - 8), 16),
+               Qt::AlignLeft | Qt::AlignVCenter,
+               tr("%1 … %2 · outlined: each step's straggler · click: that rank at that step")
                    .arg(fmt(m_lo), fmt(m_hi)));
 }
 

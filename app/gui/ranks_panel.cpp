@@ -53,6 +53,7 @@ RanksPanel::RanksPanel(QWidget* parent)
         else
             m_heatmap->setMeasure(RankHeatmap::Measure::Cause, IdleCause(i - 3));
     });
+    connect(m_measure, &QComboBox::activated, this, [this] { m_measureChosen = true; });
     connect(m_heatmap, &RankHeatmap::cellActivated, this,
             [this](int32_t rank, int column) { Q_EMIT rankActivated(rank, column); });
 
@@ -119,6 +120,9 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     m_summary->setText(line);
     m_summary->setVisible(!line.isEmpty());
     m_heatmap->setData(&cross, loaded);
+    // Ranks that meet at collectives finish their steps together, so step time hardly differs
+    // between them: who waits for whom is what tells them apart.
+    if (!m_measureChosen) m_measure->setCurrentIndex(cross.collectives > 0 ? 1 : 0);
 
     m_table->setRowCount(static_cast<int>(cross.ranks.size()));
     const bool colls = cross.collectives > 0;

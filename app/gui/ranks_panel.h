@@ -35,6 +35,7 @@ private:
     QComboBox* m_measure;
     RankHeatmap* m_heatmap;
     QTableWidget* m_table;
+    bool m_measureChosen = false; // the user picked a measure: keep it across documents
 };
 
 } // namespace stallscope::gui
