@@ -199,6 +199,8 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         }
         for (const auto& p : r.value().session.problems)
             err << "stallscope-cli: " << path << ": skipped " << p << "\n";
+        for (const auto& n : r.value().session.notes)
+            err << "stallscope-cli: " << path << ": " << n << "\n";
         loaded.push_back(std::move(r.value()));
     }
     std::vector<RankInput> ranks;
@@ -240,7 +242,10 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
             const model::TraceEntry& e = at.entry;
             const AnalysisResult& a = *at.analysis;
             if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
-            else writeAnalysisText(out, *e.trace, a, e.path);
+            else
+                writeAnalysisText(out, *e.trace, a,
+                                  l.traces.size() > 1 ? e.path + " · rank " + std::to_string(e.rank)
+                                                      : e.path);
             for (const FailRule& rule : options.failOn)
                 for (const Finding& f : a.findings)
                     if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {

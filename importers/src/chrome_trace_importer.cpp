@@ -116,8 +116,10 @@ private:
 /// file order; re-parses sequentially whatever could not be validated.
 class Merger {
 public:
-    Merger(model::TraceBuilder& builder, uint64_t eventsBegin)
-        : m_merger(builder), m_carryOffset(eventsBegin), m_eventsEnd(eventsBegin) {}
+    Merger(model::TraceBuilder& builder, uint64_t eventsBegin,
+           std::shared_ptr<const PidSelection> pids)
+        : m_merger(builder, std::move(pids)), m_carryOffset(eventsBegin), m_eventsEnd(eventsBegin) {
+    }
 
     /// Returns false on a fatal error (see error()).
     bool add(TextBlock& block, Parsed* spec) {
@@ -341,7 +343,7 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     head.clear();
     head.shrink_to_fit();
     BlockReader reader(stream, std::move(initial), eventsBegin, options.blockBytes, 2 + 2 * threads);
-    Merger merger(builder, eventsBegin);
+    Merger merger(builder, eventsBegin, options.pids);
     std::unique_ptr<ParallelParser> pool;
     if (threads > 1) pool = std::make_unique<ParallelParser>(reader, threads, 4 + 2 * threads);
 

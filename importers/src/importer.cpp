@@ -5,6 +5,7 @@
 
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/tensorboard_folder.h"
 
 #include <algorithm>
@@ -62,6 +63,21 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
         auto r = importFile(path, options);
         if (!r) return r.error();
         session.sourceKind = "file";
+        // Several ranks in one file: each rank imported on its own (its processes only), so
+        // every rank is analysed apart and compared, as the ranks of a folder are.
+        if (RanksInFile inFile = ranksInOneTrace(*r.value()); inFile.ranks.size() >= 2) {
+            r.value().reset();
+            session.notes.push_back(inFile.evidence);
+            for (const RankGroup& g : inFile.ranks) {
+                ImportOptions o = options;
+                o.pids = g.pids;
+                auto one = importFile(path, o);
+                if (!one) return one.error();
+                session.traces.push_back(
+                    {one.value(), path.filename().string(), path.string(), g.rank, 0});
+            }
+            return session;
+        }
         const auto& di = r.value()->metadata().distributed;
         // A worker's file of a TensorBoard folder is labelled as in its folder ("worker3"),
         // so a rank analysed alone (`analyze --summary` per rank) keeps its name.

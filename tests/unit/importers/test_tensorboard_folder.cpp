@@ -1,4 +1,5 @@
-// TensorBoard log folders: run/worker/span discovery and ranks.
+// TensorBoard log folders: run/worker/span discovery and ranks; folders of plain *.json ranks;
+// several ranks in one file.
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
@@ -16,6 +17,17 @@ std::string trace(int rank, int ts) {
                     std::to_string(ts) + ", \"dur\": 1}]";
     if (rank >= 0) s += ", \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": " + std::to_string(rank) + ", \"world_size\": 2}";
     return s + "}";
+}
+/// A kernel and a CPU op for one rank, its processes as given (pids as JSON values).
+std::string rankEvents(const std::string& cpuPid, const std::string& gpuPid, int ts) {
+    return "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op\", \"pid\": " + cpuPid +
+           ", \"tid\": 1, \"ts\": " + std::to_string(ts) +
+           ", \"dur\": 5},"
+           "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": " +
+           gpuPid + ", \"tid\": 7, \"ts\": " + std::to_string(ts + 1) + ", \"dur\": 3}";
+}
+std::string merged(const std::string& events) {
+    return "{\"traceEvents\": [" + events + "]}";
 }
 } // namespace
 
@@ -36,6 +48,69 @@ private Q_SLOTS:
         QCOMPARE(n.spanTag, std::string("99"));
         QVERIFY(!importers::parseTraceFileName("trace.json").matches);
         QVERIFY(!importers::parseTraceFileName("x.pt.trace.json.bz2").matches);
+    }
+
+    void severalRanksInOneFile_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<int>("ranks");
+        QTest::addColumn<int>("device1"); // rank 1's GPU index, -1: no split expected
+        // TraceFuse: pid + rank * 10^6; rank 1's GPU 3 is pid 1000003.
+        QTest::newRow("pid ranges")
+            << QString::fromStdString(merged(rankEvents("59811", "3", 10) + "," +
+                                             rankEvents("1059811", "1000003", 20)))
+            << 2 << 3;
+        // The sglang merger: "[TP01] 3".
+        QTest::newRow("bracket tags")
+            << QString::fromStdString(merged(rankEvents("\"[TP00] 59811\"", "\"[TP00] 2\"", 10) +
+                                             "," +
+                                             rankEvents("\"[TP01] 59811\"", "\"[TP01] 2\"", 20)))
+            << 2 << 2;
+        // Process names saying the rank; distinct pids without offsets.
+        QTest::newRow("names") << QString::fromStdString(merged(
+                                      rankEvents("100", "0", 10) + "," +
+                                      rankEvents("200", "1", 20) +
+                                      ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 100, "
+                                      "\"args\": {\"name\": \"RANK 0 - CPU\"}},"
+                                      "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 200, "
+                                      "\"args\": {\"name\": \"RANK 1 - CPU\"}},"
+                                      "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 0, "
+                                      "\"args\": {\"labels\": \"Rank 0 GPU 0\"}},"
+                                      "{\"ph\": \"M\", \"name\": \"process_labels\", \"pid\": 1, "
+                                      "\"args\": {\"labels\": \"Rank 1 GPU 1\"}}"))
+                               << 2 << 1;
+        // One rank with eight GPUs is one rank, and a name that only contains "rank" is not one.
+        std::string eight = rankEvents("1234567", "0", 10);
+        for (int g = 1; g < 8; ++g) eight += "," + rankEvents("1234567", std::to_string(g), 10 + g);
+        eight += ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1234567, \"args\": "
+                 "{\"name\": \"cranky 3\"}}";
+        QTest::newRow("one rank, 8 GPUs") << QString::fromStdString(merged(eight)) << 1 << -1;
+    }
+    void severalRanksInOneFile() {
+        QFETCH(QString, text);
+        QFETCH(int, ranks);
+        QFETCH(int, device1);
+        QTemporaryDir dir;
+        const fs::path file = fs::path(dir.path().toStdString()) / "merged.json";
+        test::writeFile(file, text.toStdString());
+        auto r = importers::importPath(file);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        const auto& s = r.value();
+        QCOMPARE(int(s.traces.size()), ranks);
+        if (ranks < 2) {
+            QVERIFY(s.notes.empty());
+            return;
+        }
+        QCOMPARE(s.notes.size(), size_t(1));
+        for (int k = 0; k < ranks; ++k) {
+            const auto& e = s.traces[size_t(k)];
+            QCOMPARE(e.rank, k);
+            // Each rank holds its own events only: one op and one kernel.
+            QCOMPARE(e.trace->slices().size(), size_t(2));
+            int device = -1;
+            for (const auto& p : e.trace->processes())
+                if (p.gpuDevice >= 0) device = p.gpuDevice;
+            if (k == 1) QCOMPARE(device, device1);
+        }
     }
 
     void workersBecomeRanksAndSpansStayOrdered() {

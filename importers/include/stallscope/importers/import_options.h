@@ -3,6 +3,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace stallscope::importers {
 
@@ -10,6 +14,17 @@ struct ImportProgress {
     uint64_t bytesRead = 0;   // of the input as stored (compressed bytes for .gz)
     uint64_t bytesTotal = 0;  // 0 when unknown
     uint64_t events = 0;
+};
+
+/// The processes of one rank, when a file holds several ranks (importer.cpp: found from the
+/// processes' names, labels or pid ranges): only their events are imported, numeric pids
+/// lose the rank's offset (rank * 10^k + 3 -> 3, so a GPU keeps its device index) and
+/// bracket-tagged text pids become their number ("[TP03] 5" -> 5).
+struct PidSelection {
+    std::unordered_set<int64_t> numbers; // numeric pids as written
+    std::unordered_map<std::string, int64_t>
+        texts;            // text pids as written -> the pid (or INT64_MIN: keep the text)
+    int64_t subtract = 0; // from every kept numeric pid
 };
 
 struct ImportOptions {
@@ -31,6 +46,8 @@ struct ImportOptions {
     /// it: checked before reading a plain file (from its size) and while reading any input
     /// (from the events so far). 0: no limit. See memory_budget.h for a default.
     uint64_t memoryBudgetBytes = 0;
+    /// Import only these processes (one rank of a file holding several); null: all.
+    std::shared_ptr<const PidSelection> pids;
 };
 
 } // namespace stallscope::importers

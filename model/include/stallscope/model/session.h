@@ -24,6 +24,8 @@ struct Session {
     /// next to the one loaded.
     std::vector<std::string> problems;
     std::vector<std::string> otherRuns;
+    /// What the loader decided that the user should know ("8 ranks in one file, ...").
+    std::vector<std::string> notes;
 };
 
 } // namespace stallscope::model

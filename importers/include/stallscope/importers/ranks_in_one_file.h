@@ -1,0 +1,33 @@
+#pragma once
+// Files that hold several ranks of one job (merged by TraceLens' TraceFuse, the sglang trace
+// merger and similar tools): which process belongs to which rank, from what the file shows.
+//  * A process whose name or labels say "rank N" ("RANK 3 - CPU", "rank3", "Rank: 3"), or
+//    whose text pid starts with a bracketed tag with a number ("[TP03] 123"), is rank N.
+//  * Numeric pids offset by rank * 10^k (TraceFuse adds rank * 10^(digits of the largest
+//    pid + 1)): when every GPU row's pid is a small device index above a multiple of one
+//    power of ten, and those multiples differ, the multiple is the rank; CPU processes
+//    join the rank of their multiple.
+// Names win over pid ranges. Processes neither rule places are left out and counted.
+#include "stallscope/importers/import_options.h"
+#include "stallscope/model/trace.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace stallscope::importers {
+
+struct RankGroup {
+    int32_t rank = -1;
+    std::shared_ptr<PidSelection> pids; // the rank's processes, for a filtered import
+};
+
+struct RanksInFile {
+    std::vector<RankGroup> ranks; // by rank; fewer than two: the file is one rank
+    std::string evidence;         // how they were told apart (for the session's notes)
+    size_t unplaced = 0;          // processes of no rank, left out
+};
+
+RanksInFile ranksInOneTrace(const model::Trace& trace);
+
+} // namespace stallscope::importers
