@@ -197,6 +197,7 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
             const DigestStep& st = in[i].steps[s];
             RankStepCell& c = r.cells[i][s];
             c.present = true;
+            c.startNs = st.startNs;
             c.stepNs = st.endNs - st.startNs;
             c.busyNs = st.busyNs;
             c.idle = st.idle;
@@ -241,6 +242,21 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
     }
     if (!r.clocksAligned) std::fill(offset.begin(), offset.end(), 0);
     for (size_t i = 0; i < n; ++i) r.ranks[i].clockOffsetNs = offset[i];
+    for (size_t i = 0; i < n; ++i)
+        for (size_t s = 0; s < columns; ++s)
+            r.cells[i][s].startNs = in[i].steps[s].startNs - offset[i];
+    r.collectiveSpans.assign(n, {});
+    for (size_t i = 0; i < n; ++i) {
+        r.collectiveSpans[i].reserve(agreed);
+        for (size_t k = 0; k < agreed; ++k)
+            r.collectiveSpans[i].push_back(
+                {in[i].collectives[k].startNs - offset[i], in[i].collectives[k].endNs - offset[i]});
+    }
+    for (size_t k = 0; k < agreed; ++k) {
+        r.collectiveNames.push_back(in[0].collectives[k].name);
+        const int32_t s = in[0].collectives[k].step;
+        r.collectiveColumn.push_back(s >= 0 && size_t(s) < columns ? s : -1);
+    }
 
     // Each collective: the last arrival sets its end; the others wait for it.
     std::vector<std::vector<size_t>> lastByColumn(columns, std::vector<size_t>(n, 0));

@@ -1,6 +1,7 @@
 // stallscope: the desktop application.
 //   stallscope [PATH]
-//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view timeline|flame|stats] [--theme light|dark] PATH
+//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view
+//   timeline|flame|stats|ranks|collectives] [--theme light|dark] PATH
 #include "main_window.h"
 #include "screenshot.h"
 
@@ -34,7 +35,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
     const QCommandLineOption view("view",
-                                  "bottom view for --screenshot: timeline, flame, stats or ranks",
+                                  "bottom view for --screenshot: timeline, flame, stats, ranks or "
+                                  "collectives (the ranks side by side)",
                                   "VIEW", "timeline");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
     p.addOptions({shot, size, finding, view, theme});

@@ -1,6 +1,7 @@
 #include "ranks_panel.h"
 
 #include "gui_text.h"
+#include "rank_collectives.h"
 #include "rank_heatmap.h"
 
 #include "stallscope/analysis/cross_rank.h"
@@ -10,6 +11,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -19,7 +21,8 @@ using namespace analysis;
 
 RanksPanel::RanksPanel(QWidget* parent)
     : QWidget(parent), m_summary(new QLabel(this)), m_measure(new QComboBox(this)),
-      m_heatmap(new RankHeatmap(this)), m_table(new QTableWidget(this)) {
+      m_heatmap(new RankHeatmap(this)), m_collectives(new RankCollectivesView(this)),
+      m_table(new QTableWidget(this)) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(4, 4, 4, 4);
     m_summary->setWordWrap(true);
@@ -42,7 +45,12 @@ RanksPanel::RanksPanel(QWidget* parent)
     bar->addStretch();
     tl->addLayout(bar);
     tl->addWidget(m_heatmap, 1);
-    split->addWidget(top);
+    auto* views = new QTabWidget(split);
+    views->setObjectName("ranksViews");
+    views->setDocumentMode(true);
+    views->addTab(top, tr("Ranks × steps"));
+    views->addTab(m_collectives, tr("Collectives across ranks"));
+    split->addWidget(views);
     split->addWidget(m_table);
     split->setStretchFactor(0, 1);
     split->setStretchFactor(1, 1);
@@ -54,7 +62,11 @@ RanksPanel::RanksPanel(QWidget* parent)
             m_heatmap->setMeasure(RankHeatmap::Measure::Cause, IdleCause(i - 3));
     });
     connect(m_measure, &QComboBox::activated, this, [this] { m_measureChosen = true; });
-    connect(m_heatmap, &RankHeatmap::cellActivated, this,
+    connect(m_heatmap, &RankHeatmap::cellActivated, this, [this](int32_t rank, int column) {
+        m_collectives->setColumn(column);
+        Q_EMIT rankActivated(rank, column);
+    });
+    connect(m_collectives, &RankCollectivesView::rankActivated, this,
             [this](int32_t rank, int column) { Q_EMIT rankActivated(rank, column); });
 
     m_table->setColumnCount(10);
@@ -82,6 +94,7 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     m_table->setRowCount(0);
     m_summary->clear();
     m_heatmap->setData(nullptr, -1);
+    m_collectives->setData(nullptr, -1);
     if (!doc) return;
     const CrossRankResult& cross = doc->ranks; // built on the load worker
     const int32_t loaded = current >= 0 && size_t(current) < doc->traces.size()
@@ -120,6 +133,7 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     m_summary->setText(line);
     m_summary->setVisible(!line.isEmpty());
     m_heatmap->setData(&cross, loaded);
+    m_collectives->setData(&cross, loaded);
     // Ranks that meet at collectives finish their steps together, so step time hardly differs
     // between them: who waits for whom is what tells them apart.
     if (!m_measureChosen) m_measure->setCurrentIndex(cross.collectives > 0 ? 1 : 0);

@@ -2,7 +2,8 @@
 // The ranks of a multi-rank document: the cross-rank line (collectives, straggler, imbalance,
 // findings across ranks), the ranks × steps heat map and one row per rank (utilisation,
 // largest idle cause, mean step, top finding, time in collectives split into waiting and
-// transfer, last arrivals). Activating a row or clicking a cell asks for that rank (at that
+// transfer, last arrivals), and the ranks side by side at a step with their collectives
+// linked (RankCollectivesView). Activating a row or clicking a cell asks for that rank (at that
 // step); with many ranks the window loads that rank's trace on demand.
 #include "document.h"
 
@@ -14,6 +15,7 @@ class QTableWidget;
 
 namespace stallscope::gui {
 
+class RankCollectivesView;
 class RankHeatmap;
 
 class RanksPanel : public QWidget {
@@ -25,6 +27,7 @@ public:
     [[nodiscard]] QLabel* summary() const { return m_summary; }
     [[nodiscard]] RankHeatmap* heatmap() const { return m_heatmap; }
     [[nodiscard]] QComboBox* measure() const { return m_measure; }
+    [[nodiscard]] RankCollectivesView* collectives() const { return m_collectives; }
 
 Q_SIGNALS:
     /// A rank by its number; `column` is a step column of the heat map, -1 for the whole window.
@@ -34,6 +37,7 @@ private:
     QLabel* m_summary;
     QComboBox* m_measure;
     RankHeatmap* m_heatmap;
+    RankCollectivesView* m_collectives;
     QTableWidget* m_table;
     bool m_measureChosen = false; // the user picked a measure: keep it across documents
 };

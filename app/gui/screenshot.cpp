@@ -7,6 +7,7 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QSplitter>
+#include <QTabWidget>
 
 namespace stallscope::gui {
 
@@ -17,11 +18,14 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     w.resize(o.size);
     w.setDocument(doc);
     if (o.finding > 0) w.selectFinding(o.finding - 1);
-    if (o.view == "flame" || o.view == "stats" || o.view == "ranks") {
+    if (o.view == "flame" || o.view == "stats" || o.view == "ranks" || o.view == "collectives") {
         w.showView(o.view == "flame"   ? MainWindow::View::Flame
                    : o.view == "stats" ? MainWindow::View::Stats
                                        : MainWindow::View::Ranks);
         if (auto* split = w.centralWidget()->findChild<QSplitter*>()) split->setSizes({o.size.height() * 2 / 5, o.size.height() * 3 / 5});
+        // The Ranks panel's second view: the ranks side by side with their collectives linked.
+        if (o.view == "collectives")
+            if (auto* tabs = w.findChild<QTabWidget*>("ranksViews")) tabs->setCurrentIndex(1);
     }
     w.show();
     // The flame graph is built on the thread pool: wait for it (bounded) before the picture.

@@ -13,6 +13,7 @@
 #include "main_window.h"
 #include "panel.h"
 #include "range_panel.h"
+#include "rank_collectives.h"
 #include "rank_heatmap.h"
 #include "ranks_panel.h"
 #include "report_export.h"
@@ -303,6 +304,23 @@ private Q_SLOTS:
         // Another measure: waiting in collectives; rank 7 (the straggler) waits least.
         panel.measure()->setCurrentIndex(1);
         for (int i = 0; i < 8; ++i) QVERIFY(map->shade(7, 0) <= map->shade(i, 0));
+        // The ranks side by side at that step: its 8 collectives, the range covering every
+        // rank's step on the common clock; a double-click on a row asks for that rank.
+        RankCollectivesView* side = panel.collectives();
+        side->resize(600, 300);
+        QCOMPARE(side->column(), 0);
+        QCOMPARE(side->shown().size(), size_t(8));
+        const auto [lo, hi] = side->range();
+        for (const auto& row : doc->ranks.cells) {
+            QVERIFY(row[0].startNs >= lo);
+            QVERIFY(row[0].startNs + row[0].stepNs <= hi);
+        }
+        for (const auto& spans : doc->ranks.collectiveSpans)
+            for (size_t k : side->shown()) QVERIFY(spans[k].startNs >= lo && spans[k].endNs <= hi);
+        asked.clear();
+        QTest::mouseDClick(side, Qt::LeftButton, {}, {300, 22 + 5 * (300 - 44) / 8 + 4});
+        QCOMPARE(asked.count(), 1);
+        QCOMPARE(asked.at(0).at(0).toInt(), 5);
     }
 
     // Rank summaries open as a many-ranks document: every rank in the Ranks panel, the

@@ -93,6 +93,7 @@ struct RankSummary {
 /// One rank at one step (a heat-map cell).
 struct RankStepCell {
     bool present = false;
+    int64_t startNs = 0; // on the common clock (the rank's offset applied)
     int64_t stepNs = 0, busyNs = 0;
     CauseArray idle{};
     int64_t collectiveNs = 0, waitNs = 0;
@@ -120,7 +121,16 @@ struct CrossRankResult {
     std::vector<std::string> stepLabels;
     std::vector<std::vector<RankStepCell>> cells;
     std::vector<int32_t> stepStraggler; // per column: the rank last most often there, -1: none
-    std::vector<RankFinding> findings;  // timing findings by how many ranks have them
+    // The matched collectives on the common clock, for drawing the ranks side by side (not
+    // in the JSON): collectiveSpans[rank index][k] for k < collectives, with each one's name
+    // and step column (rank order's first rank's; -1 outside the steps).
+    struct Span {
+        int64_t startNs = 0, endNs = 0;
+    };
+    std::vector<std::vector<Span>> collectiveSpans;
+    std::vector<std::string> collectiveNames;
+    std::vector<int32_t> collectiveColumn;
+    std::vector<RankFinding> findings; // timing findings by how many ranks have them
     std::vector<std::string> notes;
 };
 
