@@ -129,13 +129,19 @@ int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err) 
         std::vector<std::string> files = workspace::rankSummaryFiles(p);
         if (files.empty()) files.push_back(p); // read it to say why it is not one
         for (const std::string& f : files) {
-            auto d = workspace::readRankSummary(f);
+            auto d = workspace::readRankSummaries(f);
             if (!d) {
                 err << "stallscope-cli: " << d.error().message << "\n";
                 return 1;
             }
-            digests.push_back(std::move(d.value()));
+            for (RankDigest& one : d.value()) digests.push_back(std::move(one));
         }
+    }
+    if (!options.summaries.empty()) {
+        // Every rank's summary in one file: the GUI opens it, `merge` reads it back.
+        if (!writeFile(options.summaries, workspace::rankSummariesJson(digests), err)) return 1;
+        err << "stallscope-cli: " << digests.size() << " rank summaries merged into "
+            << options.summaries << "\n";
     }
     const CrossRankResult cr = analyzeRanks(std::move(digests));
     if (!options.report.empty()) {
@@ -340,6 +346,8 @@ int mergeMain(Args& args, std::ostream& out, std::ostream& err) {
             o.json = true;
         else if (a == "-o" || a == "--report") {
             if (!args.value(o.report)) return usageError(me, a + " needs a report path", err);
+        } else if (a == "--summaries") {
+            if (!args.value(o.summaries)) return usageError(me, "--summaries needs a file", err);
         } else if (a.size() > 1 && a[0] == '-')
             return usageError(me, "unknown option " + a, err);
         else
@@ -352,14 +360,17 @@ int mergeMain(Args& args, std::ostream& out, std::ostream& err) {
 
 const Command kMergeCommand{
     "merge",
-    "  merge [--json] [-o REPORT] SUMMARY...|FOLDER\n"
+    "  merge [--json] [-o REPORT] [--summaries OUT] SUMMARY...|FOLDER\n"
     "                                        the cross-rank analysis of rank summaries written "
     "by\n"
     "                                        `analyze --summary` (one per rank, e.g. a Slurm "
     "array\n"
     "                                        task each): the same figures as analysing all the "
     "ranks'\n"
-    "                                        traces in one process; -o writes a ranks report\n",
+    "                                        traces in one process; -o writes a ranks report,\n"
+    "                                        --summaries every rank's summary in one file (the "
+    "GUI\n"
+    "                                        opens it and loads a rank's trace on demand)\n",
     mergeMain};
 
 const Command kAnalyzeCommand{

@@ -38,7 +38,8 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
 /// `stallscope-cli merge`: the cross-rank analysis of rank summaries.
 struct MergeOptions {
     bool json = false;
-    std::string report; // -o/--report: a ranks report (format from the extension)
+    std::string report;    // -o/--report: a ranks report (format from the extension)
+    std::string summaries; // --summaries: every rank's summary in one file
     std::vector<std::string> paths;
 };
 int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err);

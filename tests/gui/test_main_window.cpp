@@ -26,6 +26,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QSignalSpy>
@@ -343,6 +344,22 @@ private Q_SLOTS:
         auto doc = LoadWorker::loadNow(dir.path(), {}, &error);
         QVERIFY2(doc, qPrintable(error));
         QVERIFY(doc->manyRanks);
+        {
+            // The same ranks merged into one file open the same way.
+            std::vector<analysis::RankDigest> all;
+            for (const auto& at : ws.value().traces)
+                all.push_back(analysis::digestRank(
+                    {at.entry.rank, at.entry.label, at.entry.trace.get(), at.analysis.get(),
+                     std::filesystem::absolute(at.entry.path).string()}));
+            const QString bundle = dir.filePath("merged.ranks");
+            test::writeFile(bundle.toStdString(), workspace::rankSummariesJson(all));
+            auto merged = LoadWorker::loadNow(bundle, {}, &error);
+            QVERIFY2(merged, qPrintable(error));
+            QVERIFY(merged->manyRanks);
+            QCOMPARE(merged->ranks.ranks.size(), size_t(8));
+            QCOMPARE(merged->traces[0].entry.rank, 7);
+            QFile::remove(bundle);
+        }
         QCOMPARE(doc->ranks.ranks.size(), size_t(8));
         QCOMPARE(doc->traces.size(), size_t(1));
         QCOMPARE(doc->traces[0].entry.rank, 7); // the straggler's detail first

@@ -79,14 +79,9 @@ std::string rankSummaryJson(const RankDigest& digest) {
     return w.str() + "\n";
 }
 
-base::Result<RankDigest> parseRankSummary(std::string_view json) {
-    dom::parser parser;
-    dom::element root;
-    if (auto e = parser.parse(json.data(), json.size()).get(root))
-        return Error{ErrorKind::InvalidJson,
-                     std::string("not JSON: ") + simdjson::error_message(e)};
-    dom::object o;
-    if (root.get(o)) return Error{ErrorKind::InvalidStructure, "not a JSON object"};
+namespace {
+
+base::Result<RankDigest> parseDigest(dom::object o) {
     std::string schema;
     Reader r;
     if (!r.get(o, "schema", schema) || schema != kRankSummarySchema)
@@ -156,15 +151,89 @@ base::Result<RankDigest> parseRankSummary(std::string_view json) {
     return d;
 }
 
-base::Result<RankDigest> readRankSummary(const std::string& path) {
+base::Result<dom::object> parseRoot(dom::parser& parser, std::string_view json) {
+    dom::element root;
+    if (auto e = parser.parse(json.data(), json.size()).get(root))
+        return Error{ErrorKind::InvalidJson,
+                     std::string("not JSON: ") + simdjson::error_message(e)};
+    dom::object o;
+    if (root.get(o)) return Error{ErrorKind::InvalidStructure, "not a JSON object"};
+    return o;
+}
+
+std::string fileText(const std::string& path, base::Error& error) {
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        return Error{ErrorKind::NotFound, path + ": no such file"};
+    if (!std::filesystem::exists(path, ec)) {
+        error = Error{ErrorKind::NotFound, path + ": no such file"};
+        return {};
+    }
     std::ifstream f(path, std::ios::binary);
     std::stringstream ss;
     ss << f.rdbuf();
-    if (!f && !f.eof()) return Error{ErrorKind::Unreadable, path + ": cannot be read"};
-    auto r = parseRankSummary(ss.str());
+    if (!f && !f.eof()) error = Error{ErrorKind::Unreadable, path + ": cannot be read"};
+    return ss.str();
+}
+
+} // namespace
+
+base::Result<RankDigest> parseRankSummary(std::string_view json) {
+    dom::parser parser;
+    auto o = parseRoot(parser, json);
+    if (!o) return o.error();
+    return parseDigest(o.value());
+}
+
+base::Result<std::vector<RankDigest>> parseRankSummaries(std::string_view json) {
+    dom::parser parser;
+    auto o = parseRoot(parser, json);
+    if (!o) return o.error();
+    std::string_view schema;
+    if (!o.value()["schema"].get(schema) && schema == kRankSummariesSchema) {
+        dom::array ranks;
+        if (o.value()["ranks"].get(ranks))
+            return Error{ErrorKind::InvalidStructure, "rank summaries: no array \"ranks\""};
+        std::vector<RankDigest> out;
+        for (dom::element e : ranks) {
+            dom::object one;
+            if (e.get(one))
+                return Error{ErrorKind::InvalidStructure,
+                             "rank summaries: a rank is not an object"};
+            auto d = parseDigest(one);
+            if (!d) return d.error();
+            out.push_back(std::move(d.value()));
+        }
+        return out;
+    }
+    auto d = parseDigest(o.value());
+    if (!d) return d.error();
+    return std::vector<RankDigest>{std::move(d.value())};
+}
+
+std::string rankSummariesJson(const std::vector<RankDigest>& digests) {
+    base::JsonWriter w(true);
+    w.beginObject();
+    w.key("schema").value(kRankSummariesSchema);
+    w.key("ranks").beginArray();
+    for (const RankDigest& d : digests) writeRankDigestJson(w, d);
+    w.endArray();
+    w.endObject();
+    return w.str() + "\n";
+}
+
+base::Result<std::vector<RankDigest>> readRankSummaries(const std::string& path) {
+    base::Error error{ErrorKind::NotFound, ""};
+    const std::string text = fileText(path, error);
+    if (!error.message.empty()) return error;
+    auto r = parseRankSummaries(text);
+    if (!r) return Error{r.error().kind, path + ": " + r.error().message};
+    return r;
+}
+
+base::Result<RankDigest> readRankSummary(const std::string& path) {
+    base::Error error{ErrorKind::NotFound, ""};
+    const std::string text = fileText(path, error);
+    if (!error.message.empty()) return error;
+    auto r = parseRankSummary(text);
     if (!r) return Error{r.error().kind, path + ": " + r.error().message};
     return r;
 }
@@ -176,9 +245,12 @@ bool isRankSummaryFile(const std::string& path) {
     f.read(head, sizeof head - 1);
     const std::string_view text(head, size_t(f.gcount()));
     // The writer puts "schema" first; allow whitespace and a few keys before it.
-    return text.find('{') != std::string_view::npos &&
-           text.find(std::string("\"schema\": \"") + std::string(kRankSummarySchema) + "\"") !=
-               std::string_view::npos;
+    if (text.find('{') == std::string_view::npos) return false;
+    for (std::string_view schema : {kRankSummarySchema, kRankSummariesSchema})
+        if (text.find(std::string("\"schema\": \"") + std::string(schema) + "\"") !=
+            std::string_view::npos)
+            return true;
+    return false;
 }
 
 std::vector<std::string> rankSummaryFiles(const std::string& path) {
@@ -216,11 +288,11 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         for (size_t i = 0; i < summaries.size(); ++i) {
             if (options.cancel && options.cancel->load())
                 return Error{ErrorKind::Cancelled, "cancelled"};
-            auto d = readRankSummary(summaries[i]);
+            auto d = readRankSummaries(summaries[i]);
             if (!d)
                 set.problems.push_back(d.error().message);
             else
-                set.digests.push_back(std::move(d.value()));
+                for (RankDigest& one : d.value()) set.digests.push_back(std::move(one));
             if (options.progress)
                 options.progress(double(i + 1) / double(summaries.size()),
                                  "rank summary " + std::to_string(i + 1) + " of " +

@@ -129,6 +129,12 @@ private Q_SLOTS:
         QCOMPARE(run({"merge", "--json", tmp.path()}, &out, &err), 0);
         QCOMPARE(run({"analyze", "--ranks", "--json", folder}, &whole, &err), 0);
         QCOMPARE(out, whole);
+        // Merged into one file and read back: the same again.
+        const QString bundle = tmp.filePath("all.ranks");
+        QCOMPARE(run({"merge", "--summaries", bundle, tmp.path()}, &out, &err), 0);
+        QVERIFY(err.contains("8 rank summaries merged"));
+        QCOMPARE(run({"merge", "--json", bundle}, &out, &err), 0);
+        QCOMPARE(out, whole);
         QCOMPARE(run({"merge", tmp.path()}, &out, &err), 0);
         QVERIFY(out.contains("Straggler: rank 7"));
         QVERIFY(out.contains("Step time per rank and step"));

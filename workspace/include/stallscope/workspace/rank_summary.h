@@ -25,8 +25,17 @@ std::string rankSummaryJson(const analysis::RankDigest& digest);
 base::Result<analysis::RankDigest> readRankSummary(const std::string& path);
 base::Result<analysis::RankDigest> parseRankSummary(std::string_view json);
 
-/// Whether the file is a rank summary: a JSON object whose "schema" is the summary's (read
-/// from the first few hundred bytes, so a trace is never parsed to find out).
+/// Several ranks' summaries in one file ("merged summaries", schema
+/// "stallscope.rank-summaries/1": {"schema", "ranks": [one summary per rank]}), as
+/// `merge --summaries` writes them; the GUI opens one as it opens a folder of summaries.
+constexpr std::string_view kRankSummariesSchema = "stallscope.rank-summaries/1";
+std::string rankSummariesJson(const std::vector<analysis::RankDigest>& digests);
+/// A summary or merged summaries: every rank in it.
+base::Result<std::vector<analysis::RankDigest>> parseRankSummaries(std::string_view json);
+base::Result<std::vector<analysis::RankDigest>> readRankSummaries(const std::string& path);
+
+/// Whether the file is a rank summary or merged summaries: a JSON object whose "schema" is the
+/// summary's (read from the first few hundred bytes, so a trace is never parsed to find out).
 bool isRankSummaryFile(const std::string& path);
 
 /// The summaries of `path`: the file itself, or the *.summary.json files of a folder (sorted).
