@@ -386,6 +386,8 @@ void writeCrossRankJson(JsonWriter& w, const CrossRankResult& r) {
         w.key("late_busy_ns").value(s.lateBusyNs);
         w.key("late_idle");
         writeCauses(w, s.lateIdle);
+        w.key("late_phase").value(s.latePhase);
+        w.key("late_phase_count").value(static_cast<uint64_t>(s.latePhaseCount));
         w.key("top_finding").value(s.topFinding);
         w.endObject();
     }
@@ -473,6 +475,7 @@ void writeRankDigestJson(JsonWriter& w, const RankDigest& d) {
         w.key("start_ns").value(c.startNs);
         w.key("end_ns").value(c.endNs);
         w.key("step").value(c.step);
+        w.key("phase").value(c.phase);
         w.key("before_busy_ns").value(c.beforeBusyNs);
         w.key("before_idle");
         writeCauses(w, c.beforeIdle);

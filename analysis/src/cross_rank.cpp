@@ -28,6 +28,28 @@ int64_t median(std::vector<int64_t> v) {
     return v[v.size() / 2];
 }
 
+/// What launched a GPU slice, as a phase name (cross_rank.h DigestCollective::phase).
+std::string phaseOf(const Trace& t, SliceId gpu) {
+    const SliceTable& s = t.slices();
+    const SliceId launch = t.launchOf(gpu);
+    if (!launch.valid()) return {};
+    // The outermost annotation or operator under the step (Python frames skipped).
+    SliceId pick;
+    for (SliceId p = s.parent[launch.index()]; p.valid(); p = s.parent[p.index()]) {
+        const std::string_view name = t.str(s.name[p.index()]);
+        if (name.rfind("ProfilerStep#", 0) == 0) continue;
+        const EventKind k = s.kind[p.index()];
+        if (k == EventKind::UserAnnotation || k == EventKind::CpuOp) pick = p;
+    }
+    if (!pick.valid()) return {};
+    std::string name(t.str(s.name[pick.index()]));
+    constexpr std::string_view autograd = "autograd::engine::evaluate_function: ";
+    if (name.rfind(autograd, 0) == 0)
+        name = "backward (autograd: " + name.substr(autograd.size()) + ")";
+    if (name.size() > 80) name = name.substr(0, 77) + "...";
+    return name;
+}
+
 std::string stepLabel(const DigestStep& s, size_t position) {
     if (s.number >= 0) return "#" + std::to_string(s.number);
     if (!s.label.empty()) return s.label;
@@ -92,6 +114,7 @@ RankDigest digestRank(const RankInput& in) {
             if (it->second) {
                 DigestCollective c;
                 c.name = std::string(t.str(sl.name[i]));
+                c.phase = phaseOf(t, SliceId(i));
                 c.startNs = sl.start[i];
                 c.endNs = sl.end(i);
                 d.collectives.push_back(std::move(c));
@@ -305,6 +328,22 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
             for (size_t q = 0; q < kIdleCauseCount; ++q) rs.lateIdle[q] += c.beforeIdle[q];
         }
     }
+    // The phase each rank was last in most often.
+    {
+        std::vector<std::map<std::string, size_t>> phases(n);
+        for (size_t k = 0; k < agreed; ++k) {
+            int64_t lastArrival = INT64_MIN;
+            size_t who = 0;
+            for (size_t i = 0; i < n; ++i)
+                if (in[i].collectives[k].startNs - offset[i] > lastArrival)
+                    lastArrival = in[i].collectives[k].startNs - offset[i], who = i;
+            if (!in[who].collectives[k].phase.empty()) ++phases[who][in[who].collectives[k].phase];
+        }
+        for (size_t i = 0; i < n; ++i)
+            for (const auto& [phase, count] : phases[i])
+                if (count > r.ranks[i].latePhaseCount)
+                    r.ranks[i].latePhase = phase, r.ranks[i].latePhaseCount = count;
+    }
     std::vector<size_t> last(n);
     for (size_t i = 0; i < n; ++i) last[i] = r.ranks[i].lastArrivals;
     size_t best = 0;
@@ -333,11 +372,16 @@ std::vector<std::string> crossRankSentences(const CrossRankResult& r) {
     for (const RankSummary& x : r.ranks)
         if (x.rank == r.straggler) s = &x;
     if (s) {
-        out.push_back(
-            "Straggler: rank " + std::to_string(r.straggler) + " arrives last at " +
-            formatPercent(r.stragglerShare) + " of the collectives, " + formatDuration(s->lateNs) +
-            " after the next-to-last rank in all; its GPU's largest idle cause: " +
-            std::string(idleCauseName(s->topCause)) + " " + formatDuration(s->topCauseNs) + ".");
+        out.push_back("Straggler: rank " + std::to_string(r.straggler) + " arrives last at " +
+                      formatPercent(r.stragglerShare) + " of the collectives, " +
+                      formatDuration(s->lateNs) + " after the next-to-last rank in all" +
+                      (s->latePhase.empty()
+                           ? std::string()
+                           : ", mostly at collectives launched in " + s->latePhase + " (" +
+                                 std::to_string(s->latePhaseCount) + " of " +
+                                 std::to_string(s->lastArrivals) + ")") +
+                      "; its GPU's largest idle cause: " + std::string(idleCauseName(s->topCause)) +
+                      " " + formatDuration(s->topCauseNs) + ".");
         if (s->lateStretchNs > 0) {
             std::vector<std::pair<int64_t, std::string>> parts{{s->lateBusyNs, "GPU busy"}};
             for (size_t k = 0; k < kIdleCauseCount; ++k)

@@ -118,7 +118,7 @@ base::Result<RankDigest> parseDigest(dom::object o) {
             DigestCollective c;
             if (!(r.get(co, "name", c.name) && r.get(co, "start_ns", c.startNs) &&
                   r.get(co, "end_ns", c.endNs) && r.get(co, "step", c.step) &&
-                  r.get(co, "before_busy_ns", c.beforeBusyNs) &&
+                  r.get(co, "phase", c.phase) && r.get(co, "before_busy_ns", c.beforeBusyNs) &&
                   r.causes(co, "before_idle", c.beforeIdle)))
                 break;
             if (c.step >= int32_t(d.steps.size())) {

@@ -42,6 +42,10 @@ struct DigestCollective {
     std::string name;
     int64_t startNs = 0, endNs = 0;
     int32_t step = -1; // index into RankDigest::steps, -1: outside them
+    // The phase that launched it: the outermost user annotation or operator around the
+    // launch call under the step ("## backward ##", "Optimizer.step"; autograd's
+    // "evaluate_function: XBackward0" as "backward (autograd: XBackward0)"); empty: unknown.
+    std::string phase;
     int64_t beforeBusyNs = 0;
     CauseArray beforeIdle{};
 };
@@ -87,6 +91,9 @@ struct RankSummary {
     // (from its previous collective's end to its arrival): busy time, then idle by cause.
     int64_t lateStretchNs = 0, lateBusyNs = 0;
     CauseArray lateIdle{};
+    // The phase of the collectives it arrived at last most often, and how often.
+    std::string latePhase;
+    size_t latePhaseCount = 0;
     std::string topFinding; // its largest timing finding's title, empty: none
 };
 
