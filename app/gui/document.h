@@ -31,6 +31,7 @@ struct Document {
     // Many ranks (rank summaries, or a folder of more than kDetailRanks traces): every rank is
     // held as its digest in `ranks` and `traces` holds the one rank whose detail is loaded.
     bool manyRanks = false;
+    QString detailNote; // many ranks whose detail could not be loaded: why (traces stays empty)
     double loadSeconds = 0;
 };
 

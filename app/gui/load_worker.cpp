@@ -101,13 +101,25 @@ std::shared_ptr<Document> loadManyRanks(const QString& path,
     ranksOf.ranks = analysis::analyzeRanks(set.value().digests);
     const int32_t first =
         ranksOf.ranks.straggler >= 0 ? ranksOf.ranks.straggler : set.value().digests.front().rank;
+    QString detailError;
     auto doc = loadRank(ranksOf, first, options, cancel,
                         onProgress ? Progress([onProgress](double f, const QString& w) {
                             onProgress(0.8 + 0.2 * f, w);
                         })
                                    : Progress(),
-                        error);
-    if (!doc) return nullptr;
+                        &detailError);
+    if (cancel && cancel->load()) return nullptr;
+    if (!doc) {
+        // Summaries from another machine: the ranks without any rank's timeline.
+        doc = std::make_shared<Document>();
+        doc->path = path;
+        doc->manyRanks = true;
+        doc->ranks = std::move(ranksOf.ranks);
+        doc->detailNote =
+            detailError +
+            QStringLiteral(". The ranks are shown from their summaries; a rank whose trace is "
+                           "reachable opens when clicked.");
+    }
     for (const std::string& p : set.value().problems) doc->session.problems.push_back(p);
     doc->loadSeconds += set.value().seconds;
     return doc;

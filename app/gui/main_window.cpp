@@ -51,6 +51,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     connect(m_worker, &LoadWorker::loaded, this, [this](std::shared_ptr<Document> doc) { onLoaded(std::move(doc)); });
     connect(m_worker, &LoadWorker::failed, this, [this](const QString& msg) {
+        m_pendingStep = -1;
         m_progress->hide();
         m_cancel->hide();
         showError(tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg));
@@ -173,7 +174,12 @@ void MainWindow::showStepColumn(int column) {
 void MainWindow::setDocument(std::shared_ptr<Document> doc) {
     m_doc = std::move(doc);
     m_banner->hide();
+    if (m_doc && m_doc->traces.empty() && m_doc->manyRanks) {
+        showRanksOnly();
+        return;
+    }
     if (!m_doc || m_doc->traces.empty()) return;
+    for (int i = 0; i < m_tabs->count(); ++i) m_tabs->setTabEnabled(i, true);
     setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
     m_rankCombo->blockSignals(true);
     m_rankCombo->clear();
@@ -189,6 +195,26 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
         for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
         showError(msg);
     }
+}
+
+void MainWindow::showRanksOnly() {
+    // Rank summaries whose traces are not here: the ranks from their digests, no timeline.
+    setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
+    m_rankComboAction->setVisible(false);
+    m_exportAction->setEnabled(false);
+    m_rank = -1;
+    m_timeline->setData(nullptr, nullptr, nullptr);
+    m_findings->setData(nullptr, nullptr);
+    fillSteps();
+    const PanelContext context{m_doc.get(), -1};
+    for (size_t i = 0; i < m_panels.size(); ++i) {
+        const bool ranks = m_panelIds[i] == PanelId::Ranks;
+        m_tabs->setTabEnabled(static_cast<int>(i), ranks);
+        if (ranks) m_panels[i]->showTrace(context);
+    }
+    showView(View::Ranks);
+    m_status->setText(tr("%1 ranks from their summaries").arg(m_doc->ranks.ranks.size()));
+    if (!m_doc->detailNote.isEmpty()) showWarning(m_doc->detailNote);
 }
 
 bool MainWindow::startRecording(const capture::RecordOptions& options) {
@@ -236,6 +262,12 @@ void MainWindow::stopRecording() {
 
 void MainWindow::exportReport(const QString& path, const QString& selectedFilter) {
     int format = 0;
+    if (m_doc && m_doc->traces.empty()) {
+        showError(tr("No rank's trace is loaded: write the ranks report with stallscope-cli merge "
+                     "-o %1 SUMMARIES")
+                      .arg(QFileInfo(path).fileName()));
+        return;
+    }
     if (!m_doc || !ReportExport::formatFor(path, selectedFilter, format)) {
         showError(tr("Cannot tell the report format of %1: use .html, .pdf, .md, .json or .trace.json.gz")
                       .arg(QFileInfo(path).fileName()));
@@ -298,7 +330,7 @@ void MainWindow::fillSteps() {
     m_steps->blockSignals(true);
     m_steps->clear();
     m_steps->addItem(tr("All steps"));
-    if (m_doc) {
+    if (m_doc && m_rank >= 0 && static_cast<size_t>(m_rank) < m_doc->traces.size()) {
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
         for (const auto& st : a.steps)
             m_steps->addItem(QString("ProfilerStep#%1  (%2 ms)")

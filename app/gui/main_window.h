@@ -90,6 +90,7 @@ private:
     static QString importProblems(const model::Diagnostics& diagnostics);
     void onLoaded(std::shared_ptr<Document> doc);
     void fillSteps();
+    void showRanksOnly();
     void showStepColumn(int column);
     void showShortcuts();
     void showAbout();

@@ -139,9 +139,10 @@ void MainWindow::createToolBar() {
     m_steps->setEnabled(false);
     tb->addWidget(m_steps);
     connect(m_steps, &QComboBox::currentIndexChanged, this, [this](int i) {
-        if (!m_doc) return;
+        if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
-        if (i <= 0) m_timeline->fitAll();
+        if (i <= 0)
+            m_timeline->fitAll();
         else if (static_cast<size_t>(i - 1) < a.steps.size()) {
             const auto& st = a.steps[static_cast<size_t>(i - 1)];
             m_timeline->zoomTo(st.startNs, std::max(st.endNs, st.gpuEndNs), 0.01);

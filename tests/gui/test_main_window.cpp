@@ -379,6 +379,47 @@ private Q_SLOTS:
         QVERIFY2(error.contains("Rank 4") && error.contains("missing.json"), qPrintable(error));
     }
 
+    // Summaries brought from a cluster without their traces: the ranks from the digests, the
+    // Ranks tab alone, a warning saying why; asking for a rank says its trace is not here.
+    void rankSummariesWithoutTheirTraces() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        auto ws = workspace::loadAndAnalyse((test::sharedTraces() / "param-dlrm-8rank").string());
+        QVERIFY(ws);
+        QTemporaryDir dir;
+        std::vector<analysis::RankDigest> all;
+        for (const auto& at : ws.value().traces)
+            all.push_back(analysis::digestRank(
+                {at.entry.rank, at.entry.label, at.entry.trace.get(), at.analysis.get(),
+                 "/nonexistent/cluster/" + at.entry.label + ".pt.trace.json"}));
+        const QString bundle = dir.filePath("job.ranks");
+        test::writeFile(bundle.toStdString(), workspace::rankSummariesJson(all));
+        QString error;
+        auto doc = LoadWorker::loadNow(bundle, {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QVERIFY(doc->manyRanks);
+        QVERIFY(doc->traces.empty());
+        QCOMPARE(doc->ranks.ranks.size(), size_t(8));
+        QVERIFY(doc->detailNote.contains("/nonexistent/cluster/"));
+        MainWindow w;
+        w.resize(1200, 800);
+        w.show();
+        w.setDocument(doc);
+        QVERIFY(w.errorBanner()->isVisible());
+        QVERIFY(w.errorBanner()->text().contains("shown from their summaries"));
+        auto* tabs = w.findChild<QTabWidget*>();
+        QVERIFY(tabs);
+        int enabled = 0;
+        for (int i = 0; i < tabs->count(); ++i) enabled += tabs->isTabEnabled(i) ? 1 : 0;
+        QCOMPARE(enabled, 1);
+        auto* ranks = w.findChild<RanksPanel*>();
+        QVERIFY(ranks);
+        QCOMPARE(ranks->table()->rowCount(), 8);
+        QVERIFY(ranks->summary()->text().contains("Straggler: rank 7"));
+        w.showRankAt(3, 0);
+        QTRY_VERIFY_WITH_TIMEOUT(w.errorBanner()->text().contains("Rank 3"), 20000);
+        QCOMPARE(w.document(), doc.get()); // the ranks stay
+    }
+
     void unreadableFilesShowABannerNotACrash_data() {
         QTest::addColumn<QByteArray>("bytes");
         QTest::addColumn<QString>("name");
