@@ -156,11 +156,28 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
     CrossRankResult r;
     std::stable_sort(in.begin(), in.end(),
                      [](const RankDigest& a, const RankDigest& b) { return a.rank < b.rank; });
-    const size_t n = in.size();
-    if (n < 2) {
-        r.notes.push_back("one rank: nothing to compare");
-        return r;
+    // A rank given twice (two spans of one worker, a summary next to a merged copy of it) is
+    // compared once: the first.
+    {
+        std::vector<int32_t> twice;
+        auto last =
+            std::unique(in.begin(), in.end(), [&](const RankDigest& a, const RankDigest& b) {
+                if (a.rank != b.rank) return false;
+                if (twice.empty() || twice.back() != a.rank) twice.push_back(a.rank);
+                return true;
+            });
+        in.erase(last, in.end());
+        if (!twice.empty()) {
+            std::string list;
+            for (size_t i = 0; i < twice.size() && i < 8; ++i)
+                list += (i ? ", " : "") + std::to_string(twice[i]);
+            r.notes.push_back(
+                "rank" + std::string(twice.size() > 1 ? "s " : " ") + list +
+                (twice.size() > 8 ? ", ..." : "") +
+                " given more than once (several spans or summaries): each compared once");
+        }
     }
+    const size_t n = in.size();
     for (const RankDigest& d : in) {
         RankSummary rs;
         rs.rank = d.rank;
@@ -175,6 +192,10 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
         for (const DigestFinding& f : d.findings)
             if (f.savingShare > top) top = f.savingShare, rs.topFinding = f.title;
         r.ranks.push_back(rs);
+    }
+    if (n < 2) {
+        r.notes.push_back("one rank: nothing to compare");
+        return r;
     }
     // Findings across the ranks instead of one row per rank and GPU.
     std::map<FindingKind, RankFinding> byKind;

@@ -71,6 +71,21 @@ std::shared_ptr<Document> loadRank(const Document& ranksOf, int32_t rank,
     doc->manyRanks = true;
     doc->ranks = ranksOf.ranks;
     addTraces(*doc, result.value());
+    // A file holding several ranks loads as all of them: keep the one asked for.
+    if (doc->traces.size() > 1) {
+        std::vector<LoadedTrace> mine;
+        for (LoadedTrace& lt : doc->traces)
+            if (lt.entry.rank == rank) mine.push_back(std::move(lt));
+        if (mine.empty()) {
+            if (error)
+                *error = QString("Rank %1 is not among the ranks of %2")
+                             .arg(rank)
+                             .arg(QString::fromStdString(rs->path));
+            return nullptr;
+        }
+        mine.resize(1);
+        doc->traces = std::move(mine);
+    }
     for (LoadedTrace& lt : doc->traces) {
         lt.entry.rank = rank;
         lt.entry.label = rs->label;

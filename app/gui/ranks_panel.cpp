@@ -95,8 +95,10 @@ void RanksPanel::setDocument(const Document* doc, int current) {
     m_summary->clear();
     m_heatmap->setData(nullptr, -1);
     m_collectives->setData(nullptr, -1);
+    m_cross = {};
     if (!doc) return;
-    const CrossRankResult& cross = doc->ranks; // built on the load worker
+    m_cross = doc->ranks; // built on the load worker
+    const CrossRankResult& cross = m_cross;
     const int32_t loaded = current >= 0 && size_t(current) < doc->traces.size()
                                ? doc->traces[size_t(current)].entry.rank
                                : -1;
@@ -121,12 +123,19 @@ void RanksPanel::setDocument(const Document* doc, int current) {
         }
         line += "<br>" + tr("Across the ranks: ") + parts.join(", ");
     }
-    if (doc->manyRanks)
-        line += "<br>" + tr("%1 ranks held as summaries; the timeline shows rank %2. Click a cell "
-                            "or a row to load "
-                            "another rank's trace.")
-                             .arg(cross.ranks.size())
-                             .arg(loaded);
+    if (doc->manyRanks && loaded >= 0)
+        line +=
+            "<br>" +
+            tr("%1 ranks held as summaries; the timeline shows rank %2. Click a cell or a row to "
+               "load another rank's trace.")
+                .arg(cross.ranks.size())
+                .arg(loaded);
+    else if (doc->manyRanks)
+        line +=
+            "<br>" +
+            tr("%1 ranks from their summaries; no rank's trace is loaded. Click a cell or a row "
+               "to load that rank's trace.")
+                .arg(cross.ranks.size());
     for (const auto& n : cross.notes)
         line +=
             "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";

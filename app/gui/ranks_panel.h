@@ -7,6 +7,8 @@
 // step); with many ranks the window loads that rank's trace on demand.
 #include "document.h"
 
+#include "stallscope/analysis/cross_rank.h"
+
 #include <QWidget>
 
 class QComboBox;
@@ -40,6 +42,9 @@ private:
     RankCollectivesView* m_collectives;
     QTableWidget* m_table;
     bool m_measureChosen = false; // the user picked a measure: keep it across documents
+    // The panel's own copy: its widgets point into it, so a document freed elsewhere (a new
+    // recording, another file) never leaves them a dangling pointer.
+    analysis::CrossRankResult m_cross;
 };
 
 } // namespace stallscope::gui

@@ -75,13 +75,19 @@ RanksInFile ranksInOneTrace(const Trace& t) {
     }
     // Pid ranges: the largest power of ten under which every GPU row's pid leaves a small
     // device index, with at least two different multiples.
+    // GPU rows are the processes with GPU streams (their pid may exceed a device index's
+    // range, so not gpuDevice); the power of ten is at least 10^4, so that an ordinary host
+    // pid (1234567) never reads as a device index above a multiple.
     int64_t unit = 0;
+    std::vector<bool> gpu(procs.size(), false);
+    for (const TrackInfo& tr : t.tracks())
+        if (tr.kind == TrackKind::GpuStream) gpu[tr.process.index()] = true;
     {
         std::vector<int64_t> gpuPids;
-        for (const ProcessInfo& p : procs)
-            if (p.gpuDevice >= 0 && !p.key.isString() && p.key.number == p.gpuDevice)
-                gpuPids.push_back(p.key.number);
-        for (int64_t m = 1'000'000'000'000'000; m >= 100 && !gpuPids.empty(); m /= 10) {
+        for (size_t i = 0; i < procs.size(); ++i)
+            if (gpu[i] && !procs[i].key.isString() && procs[i].key.number >= 0)
+                gpuPids.push_back(procs[i].key.number);
+        for (int64_t m = 1'000'000'000'000'000; m >= 10'000 && !gpuPids.empty(); m /= 10) {
             std::set<int64_t> multiples;
             bool small = true;
             for (int64_t pid : gpuPids) {
@@ -96,8 +102,9 @@ RanksInFile ranksInOneTrace(const Trace& t) {
     }
     if (unit > 0) {
         std::set<int64_t> gpuMultiples;
-        for (const ProcessInfo& p : procs)
-            if (p.gpuDevice >= 0 && !p.key.isString()) gpuMultiples.insert(p.key.number / unit);
+        for (size_t i = 0; i < procs.size(); ++i)
+            if (gpu[i] && !procs[i].key.isString() && procs[i].key.number >= 0)
+                gpuMultiples.insert(procs[i].key.number / unit);
         for (size_t i = 0; i < procs.size(); ++i) {
             const ProcessInfo& p = procs[i];
             if (rank[i] >= 0 || p.key.isString() || p.key.number < 0) continue;

@@ -302,6 +302,17 @@ private Q_SLOTS:
         QCOMPARE(asked.count(), 1);
         QCOMPARE(asked.at(0).at(0).toInt(), 3);
         QCOMPARE(asked.at(0).at(1).toInt(), 0);
+        // The panel keeps its own copy: the document may go (a new file, a recording).
+        {
+            RanksPanel other;
+            auto copy = std::make_shared<Document>(*doc);
+            other.setDocument(copy.get(), 0);
+            copy.reset();
+            other.heatmap()->resize(400, 200);
+            QCOMPARE(other.heatmap()->shade(1, 0), 1.0);
+            QVERIFY(!other.heatmap()->grab().isNull());
+            QVERIFY(!other.collectives()->grab().isNull());
+        }
         // Another measure: waiting in collectives; rank 7 (the straggler) waits least.
         panel.measure()->setCurrentIndex(1);
         for (int i = 0; i < 8; ++i) QVERIFY(map->shade(7, 0) <= map->shade(i, 0));
@@ -377,6 +388,47 @@ private Q_SLOTS:
         gone->ranks.ranks[4].path = dir.filePath("missing.json").toStdString();
         QVERIFY(!LoadWorker::loadRankNow(*gone, 4, {}, &error));
         QVERIFY2(error.contains("Rank 4") && error.contains("missing.json"), qPrintable(error));
+    }
+
+    // A rank of a file that holds several: its summary names the file; loading it on demand
+    // keeps that rank's trace only.
+    void aRankOfAFileHoldingSeveralLoadsAlone() {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("merged.json");
+        std::string events;
+        for (int r = 0; r < 2; ++r) {
+            const std::string off = std::to_string(r * 1000000);
+            events += std::string(r ? "," : "") +
+                      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"op" + std::to_string(r) +
+                      "\", \"pid\": " + std::to_string(r * 1000000 + 500) +
+                      ", \"tid\": 1, \"ts\": 10, \"dur\": 5},{\"ph\": \"X\", \"cat\": \"kernel\", "
+                      "\"name\": \"k" +
+                      std::to_string(r) + "\", \"pid\": " + std::to_string(r * 1000000) +
+                      ", \"tid\": 7, \"ts\": 11, \"dur\": 3}";
+        }
+        test::writeFile(file.toStdString(), "{\"traceEvents\": [" + events + "]}");
+        auto ws = workspace::loadAndAnalyse(file.toStdString());
+        QVERIFY(ws);
+        QCOMPARE(ws.value().traces.size(), size_t(2));
+        std::vector<analysis::RankDigest> digests;
+        for (const auto& at : ws.value().traces)
+            digests.push_back(analysis::digestRank({at.entry.rank, "merged", at.entry.trace.get(),
+                                                    at.analysis.get(), file.toStdString()}));
+        Document ranksOf;
+        ranksOf.manyRanks = true;
+        ranksOf.ranks = analysis::analyzeRanks(digests);
+        QString error;
+        auto doc = LoadWorker::loadRankNow(ranksOf, 1, {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        QCOMPARE(doc->traces.size(), size_t(1));
+        QCOMPARE(doc->traces[0].entry.rank, 1);
+        const model::Trace& t = *doc->traces[0].entry.trace;
+        bool k1 = false, k0 = false;
+        for (size_t i = 0; i < t.slices().size(); ++i) {
+            k1 |= t.str(t.slices().name[i]) == "k1";
+            k0 |= t.str(t.slices().name[i]) == "k0";
+        }
+        QVERIFY(k1 && !k0);
     }
 
     // Summaries brought from a cluster without their traces: the ranks from the digests, the

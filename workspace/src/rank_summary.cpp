@@ -146,8 +146,32 @@ base::Result<RankDigest> parseDigest(dom::object o) {
             d.findings.push_back(std::move(f));
         }
     if (!r.problem.empty()) return Error{ErrorKind::InvalidStructure, "rank summary: " + r.problem};
-    if (d.windowEndNs < d.windowStartNs)
-        return Error{ErrorKind::InvalidStructure, "rank summary: the window ends before it starts"};
+    // Times as the model keeps them: 0 <= start <= end < 2^62 ns, durations and shares >= 0.
+    constexpr int64_t kMax = int64_t(1) << 62;
+    auto span = [&](int64_t a, int64_t b) { return a >= 0 && a <= b && b < kMax; };
+    auto causes = [](const CauseArray& c) {
+        for (int64_t v : c)
+            if (v < 0 || v >= kMax) return false;
+        return true;
+    };
+    std::string bad;
+    if (!span(d.windowStartNs, d.windowEndNs))
+        bad = "the window is not 0 <= start <= end < 2^62 ns";
+    else if (!(d.utilization >= 0 && d.utilization <= 1))
+        bad = "\"utilization\" is not in [0, 1]";
+    else if (!causes(d.idle))
+        bad = "an idle time is negative or too large";
+    for (const DigestStep& st : d.steps)
+        if (bad.empty() && (!span(st.startNs, st.endNs) || st.busyNs < 0 || !causes(st.idle)))
+            bad = "step " + std::to_string(st.number) + " has impossible times";
+    for (const DigestCollective& c : d.collectives)
+        if (bad.empty() &&
+            (!span(c.startNs, c.endNs) || c.beforeBusyNs < 0 || !causes(c.beforeIdle)))
+            bad = "a collective has impossible times";
+    for (const DigestFinding& f : d.findings)
+        if (bad.empty() && !(f.savingShare >= 0 && f.savingShare <= 1))
+            bad = "a finding's saving is not in [0, 1]";
+    if (!bad.empty()) return Error{ErrorKind::InvalidStructure, "rank summary: " + bad};
     return d;
 }
 
@@ -303,7 +327,7 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         if (runs.empty() || runs.front().files.empty())
             return Error{ErrorKind::NoTraces, path + ": no rank summaries or trace files"};
         const auto& files = runs.front().files;
-        std::vector<std::optional<RankDigest>> out(files.size());
+        std::vector<std::vector<RankDigest>> out(files.size());
         std::vector<std::string> problems(files.size());
         std::atomic<size_t> next{0}, done{0};
         std::mutex progressMutex;
@@ -318,14 +342,20 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
                 auto ws = loadAndAnalyse(files[i].path.string(), one);
                 if (!ws)
                     problems[i] = files[i].path.filename().string() + ": " + ws.error().message;
-                else if (!ws.value().traces.empty()) {
-                    const AnalysedTrace& at = ws.value().traces.front();
-                    const bool ranked =
-                        at.entry.trace->metadata().distributed.present && at.entry.rank >= 0;
-                    out[i] = digestRank({ranked ? at.entry.rank : int32_t(i), files[i].worker,
-                                         at.entry.trace.get(), at.analysis.get(),
-                                         absoluteTracePath(files[i].path.string())});
-                }
+                else
+                    // Every rank of the file (a file may hold several: ranks_in_one_file.h).
+                    for (const AnalysedTrace& at : ws.value().traces) {
+                        const bool several = ws.value().traces.size() > 1;
+                        const bool ranked =
+                            several ||
+                            (at.entry.trace->metadata().distributed.present && at.entry.rank >= 0);
+                        out[i].push_back(digestRank(
+                            {ranked ? at.entry.rank : int32_t(i),
+                             several ? files[i].worker + " · rank " + std::to_string(at.entry.rank)
+                                     : files[i].worker,
+                             at.entry.trace.get(), at.analysis.get(),
+                             absoluteTracePath(files[i].path.string())}));
+                    }
                 const size_t n = ++done;
                 if (options.progress) {
                     std::lock_guard<std::mutex> lock(progressMutex);
@@ -338,6 +368,8 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
         const unsigned threads = std::min<unsigned>(
             options.analysisThreads ? options.analysisThreads : hw, unsigned(files.size()));
+        // The ranks loaded at once share the memory budget.
+        if (one.memoryBudgetBytes) one.memoryBudgetBytes /= std::max(1u, threads);
         std::vector<std::thread> pool;
         for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
         work();
@@ -345,7 +377,7 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         if (options.cancel && options.cancel->load())
             return Error{ErrorKind::Cancelled, "cancelled"};
         for (size_t i = 0; i < files.size(); ++i) {
-            if (out[i]) set.digests.push_back(std::move(*out[i]));
+            for (RankDigest& d : out[i]) set.digests.push_back(std::move(d));
             if (!problems[i].empty()) set.problems.push_back(problems[i]);
         }
     }

@@ -118,6 +118,12 @@ private Q_SLOTS:
         const AnalysisResult a0 = analyze(*t0);
         const std::string good = workspace::rankSummaryJson(digestRank({0, "r0", t0.get(), &a0}));
         QVERIFY(workspace::parseRankSummary(good));
+        const RankDigest digest = digestRank({0, "r0", t0.get(), &a0});
+        auto edited = [&](void (*edit)(RankDigest&)) {
+            RankDigest d = digest;
+            edit(d);
+            return workspace::rankSummaryJson(d);
+        };
         auto replace = [&](const std::string& from, const std::string& to) {
             std::string s = good;
             const size_t at = s.find(from);
@@ -147,6 +153,19 @@ private Q_SLOTS:
              base::ErrorKind::InvalidStructure, "unknown finding kind"},
             {"a missing cause", replace("\"data_loading\"", "\"data_load\""),
              base::ErrorKind::InvalidStructure, "data_loading"},
+            {"a negative window", edited([](RankDigest& d) { d.windowStartNs = -5; }),
+             base::ErrorKind::InvalidStructure, "the window"},
+            {"a collective ending before it starts", edited([](RankDigest& d) {
+                 d.collectives.at(1).endNs = d.collectives.at(1).startNs - 1;
+             }),
+             base::ErrorKind::InvalidStructure, "impossible times"},
+            {"a step past 2^62 ns",
+             edited([](RankDigest& d) { d.steps.at(0).endNs = int64_t(1) << 62; }),
+             base::ErrorKind::InvalidStructure, "impossible times"},
+            {"a utilisation of 2", edited([](RankDigest& d) { d.utilization = 2; }),
+             base::ErrorKind::InvalidStructure, "utilization"},
+            {"a negative idle time", edited([](RankDigest& d) { d.idle[0] = -1; }),
+             base::ErrorKind::InvalidStructure, "idle time"},
         };
         for (const Case& c : cases) {
             const auto r = workspace::parseRankSummary(c.text);
@@ -155,6 +174,30 @@ private Q_SLOTS:
             QVERIFY2(r.error().message.find(c.says) != std::string::npos,
                      (std::string(c.what) + ": " + r.error().message).c_str());
         }
+    }
+
+    void oneRankIsListedAndRanksGivenTwiceAreComparedOnce() {
+        const auto t0 = rank(0, 0).load(), t1 = rank(0, 100).load();
+        const AnalysisResult a0 = analyze(*t0), a1 = analyze(*t1);
+        const RankDigest d0 = digestRank({0, "r0", t0.get(), &a0}),
+                         d1 = digestRank({1, "r1", t1.get(), &a1});
+        const CrossRankResult alone = analyzeRanks(std::vector<RankDigest>{d0});
+        QCOMPARE(alone.ranks.size(), size_t(1));
+        QCOMPARE(alone.ranks[0].rank, 0);
+        QCOMPARE(alone.notes, std::vector<std::string>{"one rank: nothing to compare"});
+        const CrossRankResult twice = analyzeRanks(std::vector<RankDigest>{d0, d1, d0});
+        QCOMPARE(twice.ranks.size(), size_t(2));
+        QCOMPARE(twice.collectives, size_t(3));
+        bool said = false;
+        for (const auto& n : twice.notes)
+            said |= n.find("rank 0 given more than once") != std::string::npos;
+        QVERIFY(said);
+        const CrossRankResult once = analyzeRanks(std::vector<RankDigest>{d0, d1});
+        for (size_t i = 0; i < 2; ++i) {
+            QCOMPARE(twice.ranks[i].waitNs, once.ranks[i].waitNs);
+            QCOMPARE(twice.ranks[i].lastArrivals, once.ranks[i].lastArrivals);
+        }
+        QCOMPARE(twice.straggler, 1);
     }
 
     void realRanksMergeEqualsOneProcess() {

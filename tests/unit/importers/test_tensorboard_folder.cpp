@@ -84,6 +84,14 @@ private Q_SLOTS:
         eight += ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1234567, \"args\": "
                  "{\"name\": \"cranky 3\"}}";
         QTest::newRow("one rank, 8 GPUs") << QString::fromStdString(merged(eight)) << 1 << -1;
+        // A host pid with GPU-side events (a gpu_user_annotation) is not a device index above
+        // a multiple of 1000.
+        QTest::newRow("host pid with GPU-side events")
+            << QString::fromStdString(
+                   merged(rankEvents("1234567", "0", 10) +
+                          ",{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"a\", "
+                          "\"pid\": 1234567, \"tid\": 9, \"ts\": 12, \"dur\": 1}"))
+            << 1 << -1;
     }
     void severalRanksInOneFile() {
         QFETCH(QString, text);

@@ -3,10 +3,10 @@
 // merger and similar tools): which process belongs to which rank, from what the file shows.
 //  * A process whose name or labels say "rank N" ("RANK 3 - CPU", "rank3", "Rank: 3"), or
 //    whose text pid starts with a bracketed tag with a number ("[TP03] 123"), is rank N.
-//  * Numeric pids offset by rank * 10^k (TraceFuse adds rank * 10^(digits of the largest
-//    pid + 1)): when every GPU row's pid is a small device index above a multiple of one
-//    power of ten, and those multiples differ, the multiple is the rank; CPU processes
-//    join the rank of their multiple.
+//  * Numeric pids offset by rank * 10^k, k >= 4 (TraceFuse adds rank * 10^(digits of the
+//    largest pid + 1)): when every GPU row's pid (a process with GPU streams) is a small
+//    device index (< 1024) above a multiple of one power of ten, and those multiples differ,
+//    the multiple is the rank; CPU processes join the rank of their multiple.
 // Names win over pid ranges. Processes neither rule places are left out and counted.
 #include "stallscope/importers/import_options.h"
 #include "stallscope/model/trace.h"
