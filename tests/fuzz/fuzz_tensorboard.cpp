@@ -10,7 +10,9 @@
 //    does (checked against std::regex), except that a bare suffix is no trace name, and
 //    worker + '.' + span + suffix gives the name back;
 //  * findTensorBoardRuns finds exactly the matching regular files: the folder itself when it
-//    has any, else each sub-folder that has some, files sorted by (worker, span);
+//    has any, else each sub-folder that has some, files sorted by (worker, span); with none
+//    anywhere, the folder's own *.json / *.json.gz files but *.summary.json (one run, each
+//    file's worker its name without the extension, sorted);
 //  * importPath returns a session or an error value, and every trace keeps the model's
 //    invariants.
 #include "fuzz_support.h"
@@ -149,8 +151,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (const auto& d : allDirs) scan(d);
 
+    // The fallback run: the folder's own regular *.json[.gz] files, rank summaries excluded.
+    std::set<std::string> plainFiles;
+    for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e2;
+        if (!fs::is_regular_file(it->path(), e2)) continue;
+        const std::string n = it->path().filename().string();
+        auto endsWith = [&](const std::string& x) {
+            return n.size() > x.size() && n.compare(n.size() - x.size(), x.size(), x) == 0;
+        };
+        if ((endsWith(".json") || endsWith(".json.gz")) && !endsWith(".summary.json"))
+            plainFiles.insert(n);
+    }
+    bool anyTensorBoard = !expected[""].empty();
+    for (const auto& d : allDirs) anyTensorBoard = anyTensorBoard || !expected[d].empty();
+    const bool plainRun = !anyTensorBoard && !plainFiles.empty();
+
     const auto runs = importers::findTensorBoardRuns(root);
-    if (!expected[""].empty()) {
+    if (!anyTensorBoard) {
+        STALLSCOPE_FUZZ_CHECK(
+            plainRun ? runs.size() == 1 && runs[0].folder == root : runs.empty(),
+            "without TensorBoard files the run is the folder's own *.json[.gz] files");
+        if (plainRun) {
+            std::set<std::string> names;
+            for (size_t i = 0; i < runs[0].files.size(); ++i) {
+                const auto& f = runs[0].files[i];
+                const std::string n = f.path.filename().string();
+                names.insert(n);
+                const size_t ext =
+                    n.size() -
+                    (n.size() > 8 && n.compare(n.size() - 8, 8, ".json.gz") == 0 ? 8 : 5);
+                STALLSCOPE_FUZZ_CHECK(f.worker == n.substr(0, ext),
+                                      "a plain file's worker is its name without the extension");
+                STALLSCOPE_FUZZ_CHECK(i == 0 || runs[0].files[i - 1].worker <= f.worker,
+                                      "plain files not sorted");
+            }
+            STALLSCOPE_FUZZ_CHECK(
+                names == plainFiles && names.size() == runs[0].files.size(),
+                "the plain run's files differ from the folder's *.json[.gz] files");
+        }
+    } else if (!expected[""].empty()) {
         STALLSCOPE_FUZZ_CHECK(runs.size() == 1 && runs[0].folder == root, "the folder's own trace files are not the run");
     } else {
         std::set<std::string> want, got;
@@ -163,6 +203,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         STALLSCOPE_FUZZ_CHECK(got == want && runs.size() == want.size(), "runs differ from the sub-folders with traces");
     }
     for (const auto& r : runs) {
+        if (plainRun) break; // checked above
         const std::string sub = r.folder == root ? std::string() : r.folder.filename().string();
         std::set<std::string> names;
         for (size_t i = 0; i < r.files.size(); ++i) {
