@@ -305,6 +305,8 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
     // Each collective: the last arrival sets its end; the others wait for it.
     std::vector<std::vector<size_t>> lastByColumn(columns, std::vector<size_t>(n, 0));
     std::vector<size_t> collectivesByColumn(columns, 0);
+    std::vector<std::map<std::string, size_t>> latePhases(n);
+    r.collectiveLastNs.reserve(agreed);
     auto column = [&](size_t i, size_t k) -> int64_t {
         const int32_t s = in[i].collectives[k].step;
         return s >= 0 && size_t(s) < columns ? s : -1;
@@ -332,6 +334,8 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
                 r.cells[i][size_t(s)].waitNs += wait;
             }
         }
+        r.collectiveLastNs.push_back(last);
+        if (!in[who].collectives[k].phase.empty()) ++latePhases[who][in[who].collectives[k].phase];
         RankSummary& rs = r.ranks[who];
         ++rs.lastArrivals;
         rs.lateNs += second == INT64_MIN ? 0 : last - second;
@@ -350,21 +354,10 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
         }
     }
     // The phase each rank was last in most often.
-    {
-        std::vector<std::map<std::string, size_t>> phases(n);
-        for (size_t k = 0; k < agreed; ++k) {
-            int64_t lastArrival = INT64_MIN;
-            size_t who = 0;
-            for (size_t i = 0; i < n; ++i)
-                if (in[i].collectives[k].startNs - offset[i] > lastArrival)
-                    lastArrival = in[i].collectives[k].startNs - offset[i], who = i;
-            if (!in[who].collectives[k].phase.empty()) ++phases[who][in[who].collectives[k].phase];
-        }
-        for (size_t i = 0; i < n; ++i)
-            for (const auto& [phase, count] : phases[i])
-                if (count > r.ranks[i].latePhaseCount)
-                    r.ranks[i].latePhase = phase, r.ranks[i].latePhaseCount = count;
-    }
+    for (size_t i = 0; i < n; ++i)
+        for (const auto& [phase, count] : latePhases[i])
+            if (count > r.ranks[i].latePhaseCount)
+                r.ranks[i].latePhase = phase, r.ranks[i].latePhaseCount = count;
     std::vector<size_t> last(n);
     for (size_t i = 0; i < n; ++i) last[i] = r.ranks[i].lastArrivals;
     size_t best = 0;

@@ -114,8 +114,7 @@ void RankCollectivesView::paintEvent(QPaintEvent*) {
     // Each collective: the wait (arrival to the last arrival) and the transfer, per rank; the
     // link at the last arrival.
     for (size_t k : m_shown) {
-        int64_t last = INT64_MIN;
-        for (const auto& spans : m_cross->collectiveSpans) last = std::max(last, spans[k].startNs);
+        const int64_t last = m_cross->collectiveLastNs[k];
         for (int i = 0; i < rows; ++i) {
             const auto& s = m_cross->collectiveSpans[size_t(i)][k];
             const double y = g.top() + i * rh + (rh > 4 ? 1 : 0),
@@ -160,8 +159,7 @@ bool RankCollectivesView::event(QEvent* e) {
     for (size_t k : m_shown) {
         const auto& s = m_cross->collectiveSpans[size_t(i)][k];
         if (t < s.startNs || t > s.endNs) continue;
-        int64_t last = INT64_MIN;
-        for (const auto& spans : m_cross->collectiveSpans) last = std::max(last, spans[k].startNs);
+        const int64_t last = m_cross->collectiveLastNs[k];
         const int64_t wait = std::clamp<int64_t>(last - s.startNs, 0, s.endNs - s.startNs);
         tip +=
             tr("<br>collective #%1 %2<br>arrived %3 after the step began; waited %4, transfer %5")

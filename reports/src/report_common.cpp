@@ -61,6 +61,14 @@ std::string pct(double share) {
     return base::formatPercent(share, 1);
 }
 
+std::string svgOpen(int width, int height, int fontSize) {
+    const std::string w = std::to_string(width), h = std::to_string(height);
+    return "<svg xmlns='http://www.w3.org/2000/svg' width='" + w + "' height='" + h +
+           "' viewBox='0 0 " + w + " " + h +
+           "' font-family='DejaVu Sans, Arial, sans-serif' font-size='" + std::to_string(fontSize) +
+           "'><rect width='100%' height='100%' fill='#ffffff'/>";
+}
+
 std::string svgNum(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f", v);

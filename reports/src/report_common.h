@@ -10,6 +10,8 @@ namespace stallscope::reports::detail {
 
 std::string pct(double share);                                  // "33.1%"
 std::string svgNum(double v);                                   // "12.3": an SVG coordinate
+/// An <svg> element's opening tag (size, viewBox, the reports' font) and its white background.
+std::string svgOpen(int width, int height, int fontSize = 11);
 std::string anchor(std::string_view text);                      // "findings", "rank-0-summary"
 std::string shortName(std::string_view name, size_t max = 100); // sanitised, cut with "…"
 std::string fileName(const std::string& path);                  // sanitised, bidi closed (closeBidi)

@@ -25,10 +25,7 @@ Picture idleCausePicture(const DeviceMetrics& d, int width) {
     const int barY = 24, barH = 22, legendY = barY + barH + 14;
     pic.height = legendY + rowsOfLegend * 18 + 6;
     const double window = double(std::max<int64_t>(1, d.windowNs));
-    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) + "' height='" +
-                    std::to_string(pic.height) + "' viewBox='0 0 " + std::to_string(width) + " " +
-                    std::to_string(pic.height) + "' font-family='DejaVu Sans, Arial, sans-serif' font-size='11'>";
-    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    std::string s = detail::svgOpen(width, pic.height);
     s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
          escapeHtml("GPU " + std::to_string(d.device) + (d.name.empty() ? "" : " · " + d.name)) + "</text>";
     s += "<text x='" + std::to_string(width - 4) + "' y='15' fill='#555' text-anchor='end'>" +
@@ -75,11 +72,7 @@ Picture waterfallPicture(const Waterfall& wf, int width) {
     pic.height = top + int(rows) * rowH + 8;
     const double barSpace = double(width - labelW - valueW);
     const double full = double(std::max<int64_t>(1, wf.measuredNs));
-    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) +
-                    "' height='" + std::to_string(pic.height) + "' viewBox='0 0 " +
-                    std::to_string(width) + " " + std::to_string(pic.height) +
-                    "' font-family='DejaVu Sans, Arial, sans-serif' font-size='11'>";
-    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    std::string s = detail::svgOpen(width, pic.height);
     s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
          escapeHtml(
              std::string(wf.device >= 0 ? "GPU " + std::to_string(wf.device) : "CPU-only trace") +
@@ -144,11 +137,7 @@ Picture rankHeatmapPicture(const CrossRankResult& cross, bool waiting, int width
     else
         lo = std::min(lo, hi * 0.8);
     auto fmt = [&](double v) { return waiting ? detail::pct(v) : formatDuration(int64_t(v)); };
-    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(width) +
-                    "' height='" + std::to_string(pic.height) + "' viewBox='0 0 " +
-                    std::to_string(width) + " " + std::to_string(pic.height) +
-                    "' font-family='DejaVu Sans, Arial, sans-serif' font-size='11'>";
-    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    std::string s = detail::svgOpen(width, pic.height);
     s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
          escapeHtml(std::string(waiting ? "Waiting in collectives, share of each step"
                                         : "Step time per rank and step") +

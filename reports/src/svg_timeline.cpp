@@ -93,11 +93,7 @@ Picture findingTimelinePicture(const Trace& t, const AnalysisResult& a, const Fi
     rq.maxItems = o.maxRects;
     const scene::DrawList dl = scene::buildScene(t, *index, rq);
 
-    std::string s = "<svg xmlns='http://www.w3.org/2000/svg' width='" + std::to_string(o.width) +
-                    "' height='" + std::to_string(height) + "' viewBox='0 0 " +
-                    std::to_string(o.width) + " " + std::to_string(height) +
-                    "' font-family='DejaVu Sans, Arial, sans-serif' font-size='10'>";
-    s += "<rect width='100%' height='100%' fill='#ffffff'/>";
+    std::string s = detail::svgOpen(o.width, height, 10);
     for (const scene::Tick& tick : dl.ticks.major) {
         s += "<line x1='" + num(tick.x) + "' y1='" + std::to_string(kAxis - 6) + "' x2='" +
              num(tick.x) + "' y2='" + std::to_string(kAxis) + "' stroke='#888'/>";

@@ -137,7 +137,8 @@ struct CrossRankResult {
     std::vector<std::vector<Span>> collectiveSpans;
     std::vector<std::string> collectiveNames;
     std::vector<int32_t> collectiveColumn;
-    std::vector<RankFinding> findings; // timing findings by how many ranks have them
+    std::vector<int64_t> collectiveLastNs; // each one's last arrival (common clock)
+    std::vector<RankFinding> findings;     // timing findings by how many ranks have them
     std::vector<std::string> notes;
 };
 
