@@ -42,7 +42,7 @@ measure baseline_load_all "$CLI" analyze --json "$DIR"
 measure ranks_digested "$CLI" analyze --ranks --json "$DIR"
 rm -rf "$SUM"
 measure summaries_one_process "$CLI" analyze --summary -o "$SUM" "$DIR"
-first=$(find "$DIR" -name '*.pt.trace.json' | sort | head -1)
+first=$(find "$DIR" -name '*.pt.trace.json' | sort | sed -n 1p) # (head would close the pipe early: pipefail)
 measure summary_one_rank "$CLI" analyze --summary -o "$WORK/one.summary.json" "$first"
 measure merge_summaries "$CLI" merge --json "$SUM"
 cmp -s "$WORK/ranks_digested.out" "$WORK/merge_summaries.out" ||
