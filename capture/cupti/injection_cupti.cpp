@@ -160,10 +160,15 @@ bool setUpCupti(Injection& inj, std::string& error) {
     params.oldSubscriberSize = CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN;
     CUptiResult r = cuptiSubscribe_v2(&inj.subscriber, &onCallback, &inj, &params);
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        error = "another CUPTI client already profiles this process (" +
-                (other[0] != '\0' ? std::string(other)
-                                  : std::string("Nsight Systems, torch.profiler, DCGM, ...")) +
-                ") and CUPTI allows only one";
+        // Typically torch.profiler (Kineto) started before us, or the program runs under
+        // Nsight Systems / Compute or DCGM profiling. Stallscope leaves that client alone.
+        error =
+            "another CUPTI client already holds CUPTI in this process (" +
+            (other[0] != '\0' ? "\"" + std::string(other) + "\""
+                              : std::string("torch.profiler's Kineto, Nsight Systems, DCGM, ...")) +
+            ") and CUPTI allows only one; Stallscope leaves it alone. If it is torch.profiler, "
+            "record this program with `stallscope-cli record --attach` (Kineto's own trace "
+            "of operators and kernels) or open the trace its profiler writes";
         return false;
     }
     if (r != CUPTI_SUCCESS) {

@@ -61,7 +61,7 @@ void initialise() {
         g_retired = inj;  // a half-made subscription may still hold it: kept, and reachable
         say(error + "; this process runs without GPU capture");
         pb::Envelope hello;
-        *hello.mutable_hello() = makeHello(nullptr, "not capturing: " + error);
+        *hello.mutable_hello() = makeHello(nullptr, kNotCapturing + error);
         inj->socket.send(hello);
         inj->socket.close();
         return;

@@ -134,6 +134,7 @@ std::string Recording::Impl::gpuNoteLocked(const SessionStats& st) const {
         return "no GPU rows: the CUPTI injection library was not found (set STALLSCOPE_CUPTI_INJECTION)";
     if (!helloSources.count("cupti"))
         return "no GPU capture source connected (no CUDA driver or the program did not use CUDA)";
+    if (!notCapturing.empty()) return "no GPU rows: " + notCapturing.front();
     return "the GPU capture source connected but recorded no GPU work";
 }
 

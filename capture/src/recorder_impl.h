@@ -44,6 +44,8 @@ struct Recording::Impl {
     int exitCode = -1;
     std::string exitDescription;
     std::set<std::string> helloSources;  // Hello.source of every connection
+    std::vector<std::string>
+        notCapturing; // why a source said it captures nothing ("not capturing: ...")
     std::list<std::unique_ptr<Connection>> connections;
     bool anyConnection = false;
     std::shared_ptr<const model::Trace> finalTrace;

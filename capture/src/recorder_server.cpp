@@ -81,6 +81,9 @@ void Recording::Impl::readConnection(Connection* c) {
                 std::lock_guard lock(mutex);
                 c->hello = true;
                 helloSources.insert(e.hello().source());
+                if (const std::string& note = e.hello().clock_note();
+                    note.rfind(kNotCapturing, 0) == 0)
+                    notCapturing.push_back(note.substr(std::string_view(kNotCapturing).size()));
                 if (recording && !c->started) {
                     c->started = true;
                     sendControl(*c, pb::Control::START);

@@ -234,6 +234,65 @@ private Q_SLOTS:
         QVERIFY(!h.cupti_version().empty());
         QVERIFY(h.cuda_driver_version().empty()); // not asked from inside cuInit
     }
+    void anotherCuptiClientKeepsTheProgramRunning() {
+        // torch.profiler (Kineto) holds CUPTI's one subscription: a stand-in libcupti says so
+        // through cuptiSubscribe_v2, as CUPTI does. The program runs on unprofiled, the line
+        // on stderr and the recorder's Hello name the other client and suggest --attach.
+        QTemporaryDir dir;
+        const std::string path = dir.filePath("rec.sock").toStdString();
+        Recorder rec;
+        rec.listenFd = listenAt(path);
+        QVERIFY(rec.listenFd >= 0);
+        rec.start();
+        const ChildResult r =
+            runChild("twice", {{kSocketEnv, QString::fromStdString(path)},
+                               {"LD_LIBRARY_PATH", QStringLiteral(STALLSCOPE_FAKE_CUPTI_DIR)},
+                               {"FAKE_CUPTI_SUBSCRIBER", "libkineto"},
+                               {"FAKE_CUPTI_TRACE", "1"}});
+        rec.join();
+        ::close(rec.listenFd);
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(r.out, QString("returned 1\nreturned 1\n"));
+        const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+        // The stand-in was the CUPTI loaded, asked once, and nothing else was tried after.
+        QCOMPARE(lines.filter("fake cupti: ").size(), 1);
+        QCOMPARE(lines[0], QString("fake cupti: cuptiSubscribe_v2"));
+        const QStringList ours = lines.filter("stallscope capture: ");
+        QCOMPARE(ours.size(), 1);
+        QVERIFY2(ours[0].startsWith("stallscope capture: another CUPTI client already holds CUPTI "
+                                    "in this process (\"libkineto\")"),
+                 qPrintable(ours[0]));
+        QVERIFY(ours[0].contains("stallscope-cli record --attach"));
+        QVERIFY(ours[0].endsWith("this process runs without GPU capture"));
+        QCOMPARE(rec.received.size(), size_t(1));
+        const pb::Hello& h = rec.received[0].hello();
+        QCOMPARE(h.cupti_version(), std::string("999")); // the stand-in's
+        QVERIFY2(h.clock_note().rfind("not capturing: another CUPTI client already holds CUPTI "
+                                      "in this process (\"libkineto\")",
+                                      0) == 0,
+                 h.clock_note().c_str());
+    }
+    void recordSaysWhyNothingWasCaptured() {
+        // The same, through `stallscope-cli record`: its summary carries the reason.
+        const QString cli = qEnvironmentVariable("STALLSCOPE_CLI");
+        if (cli.isEmpty()) QSKIP("STALLSCOPE_CLI is not set (run through ctest)");
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert(kChildEnv, "once");
+        e.insert("LD_LIBRARY_PATH", QStringLiteral(STALLSCOPE_FAKE_CUPTI_DIR));
+        e.insert("FAKE_CUPTI_SUBSCRIBER", "libkineto");
+        p.setProcessEnvironment(e);
+        p.start(cli, {"record", "-o", dir.filePath("t.pt.trace.json.gz"), "--",
+                      QCoreApplication::applicationFilePath()});
+        QVERIFY(p.waitForFinished(60'000));
+        const QString out = QString::fromUtf8(p.readAllStandardOutput() + p.readAllStandardError());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(out.contains("note: no GPU rows: another CUPTI client already holds CUPTI in this "
+                              "process (\"libkineto\")"),
+                 qPrintable(out));
+        QVERIFY2(out.contains("record --attach"), qPrintable(out));
+    }
     void gpuEndToEnd() {
         if (!haveCudaDriver())
             QSKIP("no CUDA driver on this machine: the GPU path is not exercised");

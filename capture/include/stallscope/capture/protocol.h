@@ -25,6 +25,9 @@ inline int64_t realtimeNs() {
 }
 /// The recorder's socket path, given to the target in this environment variable.
 inline constexpr const char* kSocketEnv = "STALLSCOPE_CAPTURE_SOCKET";
+/// A source that connected but captures nothing says why in its Hello's clock_note, after
+/// this prefix; the recorder shows the reason ("no GPU rows: ...").
+inline constexpr const char* kNotCapturing = "not capturing: ";
 /// Largest accepted message; a length above it is a corrupt stream.
 inline constexpr uint32_t kMaxMessageBytes = 64u << 20;
 
