@@ -190,6 +190,46 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             o.record.environment.emplace_back("STALLSCOPE_CAPTURE_PROFILER_RANGE", "1");
         } else if (a == "--fake-source") {
             o.fakeSource = true;
+        } else if (a == "--attach") {
+            o.attach = true;
+        } else if (a == "--list") {
+            o.attach = o.attachList = true;
+        } else if (a == "--pid") {
+            // A pid, or several separated by commas; the job's launcher pid selects its workers.
+            if (!v) return error = "--pid needs a process id", false;
+            for (std::string_view rest = v; !rest.empty();) {
+                const size_t comma = rest.find(',');
+                const std::string one(rest.substr(0, comma));
+                char* end = nullptr;
+                const long pid = std::strtol(one.c_str(), &end, 10);
+                if (one.empty() || *end || pid < 1 || pid > 0x3fffffff)
+                    return error = "--pid needs process ids, not " + std::string(v), false;
+                o.attachOptions.pids.push_back(static_cast<int32_t>(pid));
+                rest =
+                    comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            }
+            ++i;
+        } else if (a == "--iterations" || a == "--process-limit") {
+            char* end = nullptr;
+            const long n = v ? std::strtol(v, &end, 10) : 0;
+            if (!v || *end || n < 1 || n > 1000000)
+                return error = a + " needs a whole number above 0", false;
+            if (a == "--iterations")
+                o.attachOptions.trace.iterations = static_cast<int>(n);
+            else
+                o.attachOptions.processLimit = static_cast<size_t>(n);
+            ++i;
+        } else if (a == "--wait" || a == "--timeout") {
+            double s = 0;
+            if (!parseSeconds(v, s) || s <= 0)
+                return error = a + " needs a number of seconds above 0", false;
+            (a == "--wait" ? o.attachOptions.waitForProcesses : o.attachOptions.traceTimeout) =
+                std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
+            ++i;
+        } else if (a == "--with-stack") {
+            o.attachOptions.trace.withStack = true;
+        } else if (a == "--record-shapes") {
+            o.attachOptions.trace.recordShapes = true;
         } else if (a.size() > 1 && a[0] == '-') {
             return error = "unknown option " + a, false;
         } else {
@@ -197,6 +237,23 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             break;
         }
     }
+    o.outputGiven = !o.record.output.empty();
+    if (o.attach) {
+        if (!o.record.command.empty() || o.fakeSource || !o.demo.empty())
+            return error =
+                       "--attach traces a running job: no COMMAND, --demo or --fake-source with it",
+                   false;
+        if (o.record.delaySeconds > 0)
+            return error = "--delay does not go with --attach (Kineto warms up ~7 s itself)", false;
+        if (o.record.durationSeconds > 0)
+            o.attachOptions.trace.duration =
+                std::chrono::milliseconds(static_cast<int64_t>(o.record.durationSeconds * 1000));
+        if (o.record.output.empty()) o.record.output = defaultOutput();
+        return true;
+    }
+    if (o.attachOptions.trace.iterations || !o.attachOptions.pids.empty() ||
+        o.attachOptions.processLimit)
+        return error = "--pid, --iterations and --process-limit go with --attach", false;
     if (!o.demo.empty() && (o.fakeSource || !o.record.command.empty()))
         return error = "--demo runs a built-in workload: no COMMAND or --fake-source with it", false;
     if (o.demoSteps && o.demo.empty()) return error = "--steps goes with --demo", false;
@@ -231,6 +288,7 @@ bool resolveDemo(RecordCommandOptions& o, std::ostream& out, std::ostream& err, 
 } // namespace
 
 int runRecord(RecordCommandOptions o, std::ostream& out, std::ostream& err) {
+    if (o.attach) return runAttach(o, out, err);
     if (int rc = 0; !o.demo.empty() && !resolveDemo(o, out, err, rc)) return rc;
     InterruptGuard guard;
     g_interrupts = 0;
@@ -299,6 +357,22 @@ const Command kRecordCommand{
     "                                        --fake-source: a scripted training loop joins (for "
     "demos\n"
     "                                        and tests; COMMAND is optional then)\n"
+    "  record --attach [--pid PID[,PID...]] [--duration S | --iterations N] [-o OUT]\n"
+    "         [--wait S] [--timeout S] [--process-limit N] [--with-stack] [--record-shapes]\n"
+    "                                        trace a running PyTorch job started with\n"
+    "                                        KINETO_USE_DAEMON=1 (no code change): Stallscope\n"
+    "                                        answers Kineto's daemon polls (as dynolog does), "
+    "asks\n"
+    "                                        for a trace of S seconds (default 2) or N optimizer\n"
+    "                                        steps, collects the file Kineto writes (operators "
+    "and\n"
+    "                                        kernels) into OUT, a folder when several processes\n"
+    "                                        (ranks) were traced, and analyses it. --pid: only\n"
+    "                                        those processes or their children (default: all);\n"
+    "                                        --wait: for the first poll (15 s); --timeout: for "
+    "the\n"
+    "                                        files (120 s)\n"
+    "  record --list [--wait S]              the PyTorch processes polling for a trace\n"
     "  record [-o OUT] --demo NAME|list [--steps N]\n"
     "                                        record a built-in LibTorch workload (stallscope-demo) "
     "that\n"

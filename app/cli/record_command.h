@@ -1,6 +1,7 @@
 #pragma once
 // stallscope-cli record: run a program with live capture, write a Kineto-compatible trace,
 // analyse it and print the top findings.
+#include "stallscope/capture/kineto_daemon.h"
 #include "stallscope/capture/recorder.h"
 
 #include <ostream>
@@ -14,7 +15,17 @@ struct RecordCommandOptions {
     int fakeSteps = 20;
     std::string demo;               // record --demo NAME: a built-in LibTorch workload ("list": the demos)
     int demoSteps = 0;              // --steps N (0: the demo's default)
+    // record --attach: ask a running PyTorch job (KINETO_USE_DAEMON=1) for Kineto's own trace.
+    bool attach = false;
+    bool attachList = false; // --list: show the polling processes and stop
+    bool outputGiven = false;
+    capture::kineto::AttachOptions attachOptions;
 };
+
+/// record --attach (attach_command.cpp): serves Kineto's daemon protocol, requests the trace,
+/// writes it to the output (a file, or a folder when several processes were traced) and
+/// analyses it. 0 when every requested trace came, 1 otherwise.
+int runAttach(const RecordCommandOptions& options, std::ostream& out, std::ostream& err);
 
 /// Parses the arguments after "record". False with `error` on a usage error.
 bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& out, std::string& error);

@@ -1,0 +1,188 @@
+#pragma once
+// Attaching to a running PyTorch job: the daemon side of the IPC protocol that PyTorch's
+// profiler library (libkineto) speaks when the job runs with KINETO_USE_DAEMON=1 (what Meta's
+// dynolog daemon serves; docs/decisions.md "Attach through Kineto's daemon protocol" has the
+// protocol and its sources). Kineto polls the daemon every few seconds ("req"); the answer is
+// an on-demand trace config (or nothing), and Kineto writes the trace itself, operators and
+// kernels, with no change to the training script.
+//
+// Wire format (libkineto ipcfabric, x86-64, little-endian):
+//  * Unix SOCK_DGRAM sockets, one datagram per message; the daemon is bound to the abstract
+//    name "\0dynolog\0" (the trailing NUL is part of the name), each client to
+//    "\0dynoconfigclient<uuid>\0"; with KINETO_IPC_SOCKET_DIR set, both are files in that folder;
+//  * a message is {uint64 size; char type[32]} then `size` payload bytes;
+//  * "req": {int32 configType; int32 n; int64 jobId; int32 pids[n]} (the process and its
+//    ancestors, leaf first), answered with type "req" and the config text (possibly empty);
+//  * "ctxt": {int32 gpu; int32 pid; int64 jobId}, answered with an int32 count.
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stallscope::capture::kineto {
+
+inline constexpr const char* kDaemonName = "dynolog";
+inline constexpr size_t kTypeBytes = 32;
+inline constexpr size_t kHeaderBytes = 8 + kTypeBytes;
+inline constexpr int32_t kConfigEvents = 1;     // LibkinetoConfigType::EVENTS
+inline constexpr int32_t kConfigActivities = 2; // LibkinetoConfigType::ACTIVITIES
+/// Kineto's default poll interval (ON_DEMAND_CONFIG_UPDATE_INTERVAL_SECS).
+inline constexpr std::chrono::seconds kDefaultPollInterval{5};
+/// Kineto's on-demand trace without ACTIVITIES_LOG_FILE, or with a path it refuses.
+std::filesystem::path kinetoDefaultTracePath(int32_t pid);
+
+// ---- the wire format (pure; the test client uses the same functions)
+
+struct Message {
+    std::string type;    // "req", "ctxt"
+    std::string payload; // raw bytes
+};
+/// One datagram: the 40-byte header then the payload.
+std::string encodeMessage(std::string_view type, std::string_view payload);
+/// False with `error` when the datagram is shorter than its header, its size field disagrees
+/// with its length, or its type is not NUL-terminated text.
+bool decodeMessage(std::string_view datagram, Message& out, std::string& error);
+
+struct PollRequest {
+    int32_t configType = kConfigActivities;
+    int64_t jobId = 0;
+    std::vector<int32_t> pids; // the process first, then its ancestors
+};
+std::string encodePollRequest(const PollRequest& r);
+bool decodePollRequest(std::string_view payload, PollRequest& out, std::string& error);
+
+struct ContextRegistration {
+    int32_t gpu = 0;
+    int32_t pid = 0;
+    int64_t jobId = 0;
+};
+std::string encodeContext(const ContextRegistration& c);
+bool decodeContext(std::string_view payload, ContextRegistration& out, std::string& error);
+
+/// The socket address Kineto uses for `name`: abstract "\0name\0", or `dir`/name when
+/// `socketDir` is not empty (KINETO_IPC_SOCKET_DIR). Returns the address length, 0 when the
+/// name does not fit.
+size_t socketAddress(const std::string& name, const std::string& socketDir, void* sockaddrUn);
+
+// ---- the trace request
+
+struct TraceRequest {
+    /// Duration mode: the trace starts ~7 s after Kineto receives the request (its warm-up)
+    /// and lasts this long. Ignored when iterations > 0.
+    std::chrono::milliseconds duration{2000};
+    /// Iteration mode: the next `iterations` optimizer steps (Kineto counts optimizer.step()
+    /// when KINETO_USE_DAEMON was set before `import torch`).
+    int iterations = 0;
+    std::filesystem::path logFile; // ACTIVITIES_LOG_FILE; Kineto inserts _<pid>
+    bool recordShapes = false;
+    bool withStack = false;
+};
+/// The on-demand config text Kineto parses (KEY=VALUE lines).
+std::string onDemandConfig(const TraceRequest& request);
+/// Where Kineto writes the trace of process `pid` for ACTIVITIES_LOG_FILE `logFile`: "_<pid>"
+/// inserted before the first ".pt.trace.json", else before the first ".json".
+std::filesystem::path kinetoTracePath(const std::filesystem::path& logFile, int32_t pid);
+
+// ---- the daemon
+
+struct KinetoProcess {
+    int32_t pid = 0;               // the polling process (first of its pids)
+    std::vector<int32_t> ancestry; // as sent: the process, then its ancestors
+    int64_t jobId = 0;
+    std::string command; // /proc/<pid>/cmdline, "" when not readable
+    std::chrono::steady_clock::time_point firstSeen, lastSeen;
+    int polls = 0;
+    bool busy = false;    // its last poll did not ask for activities (already tracing)
+    bool pending = false; // a config waits for its next poll
+    int delivered = 0;    // configs handed to it
+};
+
+struct DaemonOptions {
+    std::string name = kDaemonName;
+    /// Filesystem sockets in this folder instead of abstract ones; empty: the environment's
+    /// KINETO_IPC_SOCKET_DIR (as Kineto reads it), else abstract.
+    std::string socketDir;
+    bool socketDirFromEnvironment = true;
+    /// Processes silent for longer are forgotten (dynolog: 60 s).
+    std::chrono::seconds keepAlive{60};
+};
+
+/// Serves Kineto's pollers on a thread of its own; every method is thread-safe.
+class KinetoDaemon {
+public:
+    KinetoDaemon();
+    ~KinetoDaemon();
+    KinetoDaemon(const KinetoDaemon&) = delete;
+    KinetoDaemon& operator=(const KinetoDaemon&) = delete;
+
+    /// Binds and starts serving. False with a message when the name is taken (a dynolog
+    /// daemon, or another attach, already serves this machine) or the socket fails.
+    bool start(const DaemonOptions& options, std::string& error);
+    void stop();
+    /// "abstract socket @dynolog" or the socket file.
+    [[nodiscard]] std::string address() const;
+
+    /// The processes that polled within keepAlive, in order of first poll.
+    [[nodiscard]] std::vector<KinetoProcess> processes() const;
+    /// Queues `config` for the processes whose pid or an ancestor's is in `pids` (all when
+    /// empty), at most `limit` of them (0: no limit); handed out once, on each one's next poll
+    /// that asks for activities. Returns the pids it was queued for.
+    std::vector<int32_t> request(const std::vector<int32_t>& pids, const std::string& config,
+                                 size_t limit = 0);
+    /// Withdraws configs not handed out yet.
+    void cancelPending();
+    /// Messages that were not understood (counted; the first few kept as text).
+    [[nodiscard]] size_t badMessages() const;
+    [[nodiscard]] std::vector<std::string> problems() const;
+    /// Called (on the daemon's thread) after every poll; for waking a waiter.
+    void setOnPoll(std::function<void()> callback);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// ---- attach: request traces and collect the files Kineto writes
+
+struct AttachOptions {
+    std::vector<int32_t> pids; // empty: every PyTorch process that polls
+    size_t processLimit = 0;   // 0: no limit
+    TraceRequest trace;        // trace.logFile empty: a fresh folder under /tmp
+    /// How long to wait for the first process to poll, and then for the others (a poll
+    /// interval, so that every rank of a job is seen before the request goes out).
+    std::chrono::milliseconds waitForProcesses{15000};
+    std::chrono::milliseconds settle{kDefaultPollInterval + std::chrono::milliseconds(500)};
+    /// After the request: Kineto's warm-up, the trace and its writing.
+    std::chrono::milliseconds traceTimeout{120000};
+};
+
+struct AttachedTrace {
+    int32_t pid = 0;
+    std::string command;
+    std::filesystem::path path; // the file Kineto wrote
+};
+
+struct AttachResult {
+    std::vector<KinetoProcess> seen;   // every process that polled
+    std::vector<AttachedTrace> traces; // one per traced process that wrote its file
+    std::vector<std::string> problems; // processes that did not, and why
+    bool cancelled = false;
+};
+
+/// Asks the processes polling `daemon` for a trace and waits for their files. `say` gets
+/// one line per step ("waiting for PyTorch processes...", "trace requested from ..."); `cancel`
+/// ends the wait. An empty result with a problem when no process polled.
+AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& options,
+                            const std::function<void(const std::string&)>& say,
+                            const std::atomic<bool>* cancel = nullptr);
+
+/// True when `path` holds a complete JSON trace (ends with '}' after whitespace, does not
+/// grow); Kineto before 2.0 wrote the final name directly.
+bool traceFileComplete(const std::filesystem::path& path);
+
+} // namespace stallscope::capture::kineto

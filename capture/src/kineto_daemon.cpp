@@ -1,0 +1,455 @@
+// The daemon side of Kineto's IPC protocol: the wire format, and the server that answers
+// Kineto's polls (see kineto_daemon.h; the attach flow is in kineto_attach.cpp).
+#include "stallscope/capture/kineto_daemon.h"
+
+#include "socket_io.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace stallscope::capture::kineto {
+
+namespace {
+
+template <typename T> void put(std::string& out, T v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T)); // x86-64 and aarch64: little-endian, as Kineto's structs
+    out.append(b, sizeof(T));
+}
+template <typename T> T get(std::string_view in, size_t at) {
+    T v{};
+    std::memcpy(&v, in.data() + at, sizeof(T));
+    return v;
+}
+
+std::string commandOf(int32_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    while (!s.empty() && s.back() == '\0') s.pop_back();
+    std::replace(s.begin(), s.end(), '\0', ' ');
+    if (s.size() > 300) s = s.substr(0, 297) + "...";
+    return s;
+}
+
+} // namespace
+
+std::filesystem::path kinetoDefaultTracePath(int32_t pid) {
+    return "/tmp/libkineto_activities_" + std::to_string(pid) + ".json";
+}
+
+std::string encodeMessage(std::string_view type, std::string_view payload) {
+    std::string out;
+    out.reserve(kHeaderBytes + payload.size());
+    put<uint64_t>(out, payload.size());
+    char t[kTypeBytes] = {};
+    std::memcpy(t, type.data(), std::min(type.size(), kTypeBytes - 1));
+    out.append(t, kTypeBytes);
+    out.append(payload);
+    return out;
+}
+
+bool decodeMessage(std::string_view d, Message& out, std::string& error) {
+    if (d.size() < kHeaderBytes)
+        return error = "a datagram of " + std::to_string(d.size()) +
+                       " bytes, shorter than the 40-byte header",
+               false;
+    const uint64_t size = get<uint64_t>(d, 0);
+    if (size != d.size() - kHeaderBytes)
+        return error = "the header announces " + std::to_string(size) +
+                       " payload bytes, the datagram has " +
+                       std::to_string(d.size() - kHeaderBytes),
+               false;
+    const std::string_view type = d.substr(8, kTypeBytes);
+    const size_t nul = type.find('\0');
+    if (nul == std::string_view::npos)
+        return error = "a message type without its terminating NUL", false;
+    out.type.assign(type.substr(0, nul));
+    out.payload.assign(d.substr(kHeaderBytes));
+    return true;
+}
+
+std::string encodePollRequest(const PollRequest& r) {
+    std::string out;
+    put<int32_t>(out, r.configType);
+    put<int32_t>(out, static_cast<int32_t>(r.pids.size()));
+    put<int64_t>(out, r.jobId);
+    for (int32_t p : r.pids) put<int32_t>(out, p);
+    return out;
+}
+
+bool decodePollRequest(std::string_view p, PollRequest& out, std::string& error) {
+    if (p.size() < 16)
+        return error = "a \"req\" payload of " + std::to_string(p.size()) + " bytes (at least 16)",
+               false;
+    out.configType = get<int32_t>(p, 0);
+    const int32_t n = get<int32_t>(p, 4);
+    out.jobId = get<int64_t>(p, 8);
+    if (n < 0 || n > 1024 || p.size() != 16 + 4 * size_t(n))
+        return error = "a \"req\" with " + std::to_string(n) + " pids in " +
+                       std::to_string(p.size()) + " bytes",
+               false;
+    out.pids.resize(size_t(n));
+    for (int32_t i = 0; i < n; ++i) out.pids[size_t(i)] = get<int32_t>(p, 16 + 4 * size_t(i));
+    return true;
+}
+
+std::string encodeContext(const ContextRegistration& c) {
+    std::string out;
+    put<int32_t>(out, c.gpu);
+    put<int32_t>(out, c.pid);
+    put<int64_t>(out, c.jobId);
+    return out;
+}
+
+bool decodeContext(std::string_view p, ContextRegistration& out, std::string& error) {
+    if (p.size() != 16)
+        return error = "a \"ctxt\" payload of " + std::to_string(p.size()) + " bytes (16 expected)",
+               false;
+    out.gpu = get<int32_t>(p, 0);
+    out.pid = get<int32_t>(p, 4);
+    out.jobId = get<int64_t>(p, 8);
+    return true;
+}
+
+size_t socketAddress(const std::string& name, const std::string& socketDir, void* addr) {
+    auto* a = static_cast<sockaddr_un*>(addr);
+    std::memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    if (!socketDir.empty()) {
+        const std::string path = socketDir + "/" + name;
+        if (path.size() + 1 > sizeof a->sun_path) return 0;
+        std::memcpy(a->sun_path, path.data(), path.size());
+        return offsetof(sockaddr_un, sun_path) + path.size() + 1;
+    }
+    // Abstract: '\0' + name + '\0', and the trailing NUL is part of the name (Kineto's
+    // Endpoint::setAddress_).
+    if (name.empty() || name.size() + 2 > sizeof a->sun_path) return 0;
+    std::memcpy(a->sun_path + 1, name.data(), name.size());
+    return offsetof(sockaddr_un, sun_path) + name.size() + 2;
+}
+
+std::string onDemandConfig(const TraceRequest& r) {
+    std::string c = "ACTIVITIES_LOG_FILE=" + r.logFile.string() + "\n";
+    if (r.iterations > 0) {
+        // From the next optimizer step on (dynolog's iteration-based request).
+        c +=
+            "PROFILE_START_ITERATION=0\nPROFILE_START_ITERATION_ROUNDUP=1\nACTIVITIES_ITERATIONS=" +
+            std::to_string(r.iterations) + "\n";
+    } else {
+        // 0: "now" plus Kineto's warm-up.
+        c += "PROFILE_START_TIME=0\nACTIVITIES_DURATION_MSECS=" +
+             std::to_string(r.duration.count()) + "\n";
+    }
+    c += std::string("PROFILE_REPORT_INPUT_SHAPES=") + (r.recordShapes ? "true" : "false") + "\n";
+    c += "PROFILE_PROFILE_MEMORY=false\n";
+    c += std::string("PROFILE_WITH_STACK=") + (r.withStack ? "true" : "false") + "\n";
+    c += "PROFILE_WITH_FLOPS=false\nPROFILE_WITH_MODULES=false\n";
+    return c;
+}
+
+std::filesystem::path kinetoTracePath(const std::filesystem::path& logFile, int32_t pid) {
+    std::string s = logFile.string();
+    const std::string suffix = "_" + std::to_string(pid);
+    if (size_t at = s.find(".pt.trace.json"); at != std::string::npos) return s.insert(at, suffix);
+    if (size_t at = s.find(".json"); at != std::string::npos) return s.insert(at, suffix);
+    return s; // Kineto adds nothing: every process writes the same file
+}
+
+// ---- the daemon
+
+struct KinetoDaemon::Impl {
+    DaemonOptions options;
+    std::string socketDir;
+    std::string boundPath; // the socket file to remove, filesystem mode only
+    int fd = -1;
+    int wakeFd = -1;
+    std::thread thread;
+
+    mutable std::mutex mutex;
+    struct Entry {
+        KinetoProcess p;
+        std::string config; // pending
+    };
+    std::map<std::pair<int64_t, int32_t>, Entry> processes; // (job, leaf pid)
+    uint64_t order = 0;
+    std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts; // (job, gpu) -> pids
+    size_t bad = 0;
+    std::vector<std::string> problemText;
+    std::function<void()> onPoll;
+
+    void problem(std::string s) {
+        ++bad;
+        if (problemText.size() < 8) problemText.push_back(std::move(s));
+    }
+
+    void serve();
+    void handle(std::string_view datagram, const sockaddr_un& from, socklen_t fromLen);
+    void reply(std::string_view type, std::string_view payload, const sockaddr_un& to,
+               socklen_t toLen);
+    void forgetSilent();
+};
+
+void KinetoDaemon::Impl::reply(std::string_view type, std::string_view payload,
+                               const sockaddr_un& to, socklen_t toLen) {
+    if (toLen <= sizeof(sa_family_t)) {
+        std::lock_guard lock(mutex);
+        problem("a poll from an unnamed socket (no address to answer)");
+        return;
+    }
+    const std::string m = encodeMessage(type, payload);
+    // One non-blocking try: Kineto waits only ~50-90 ms for the answer, and a client that
+    // has gone must not hold this thread.
+    if (::sendto(fd, m.data(), m.size(), MSG_DONTWAIT | MSG_NOSIGNAL,
+                 reinterpret_cast<const sockaddr*>(&to), toLen) < 0) {
+        const int e = errno;
+        std::lock_guard lock(mutex);
+        problem("cannot answer a poll: " + detail::errnoText(e));
+    }
+}
+
+void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& from,
+                                socklen_t fromLen) {
+    Message m;
+    std::string error;
+    if (!decodeMessage(datagram, m, error)) {
+        std::lock_guard lock(mutex);
+        problem("not a Kineto message: " + error);
+        return;
+    }
+    if (m.type == "req") {
+        PollRequest r;
+        std::string config;
+        {
+            std::lock_guard lock(mutex);
+            if (!decodePollRequest(m.payload, r, error)) {
+                problem(error);
+                return;
+            }
+            if (!r.pids.empty()) {
+                const auto now = std::chrono::steady_clock::now();
+                auto [it, fresh] = processes.try_emplace({r.jobId, r.pids[0]});
+                KinetoProcess& p = it->second.p;
+                if (fresh) {
+                    p.pid = r.pids[0];
+                    p.jobId = r.jobId;
+                    p.firstSeen = now;
+                    p.command = commandOf(p.pid);
+                }
+                p.ancestry = r.pids;
+                p.lastSeen = now;
+                ++p.polls;
+                p.busy = (r.configType & kConfigActivities) == 0;
+                if (!p.busy && !it->second.config.empty()) {
+                    config = std::move(it->second.config);
+                    it->second.config.clear();
+                    p.pending = false;
+                    ++p.delivered;
+                }
+            }
+        }
+        // Kineto in a container's pid 1 sends no pids: it cannot be told apart, and gets nothing.
+        reply("req", config, from, fromLen);
+        std::function<void()> cb;
+        {
+            std::lock_guard lock(mutex);
+            cb = onPoll;
+        }
+        if (cb) cb();
+    } else if (m.type == "ctxt") {
+        ContextRegistration c;
+        int32_t count = 0;
+        {
+            std::lock_guard lock(mutex);
+            if (!decodeContext(m.payload, c, error)) {
+                problem(error);
+                return;
+            }
+            auto& pids = contexts[{c.jobId, c.gpu}];
+            pids.insert(c.pid);
+            count = static_cast<int32_t>(pids.size());
+        }
+        std::string payload;
+        put<int32_t>(payload, count);
+        reply("ctxt", payload, from, fromLen);
+    } else {
+        std::lock_guard lock(mutex);
+        problem("a message of unknown type \"" + m.type + "\"");
+    }
+}
+
+void KinetoDaemon::Impl::forgetSilent() {
+    std::lock_guard lock(mutex);
+    const auto now = std::chrono::steady_clock::now();
+    for (auto it = processes.begin(); it != processes.end();)
+        it = now - it->second.p.lastSeen > options.keepAlive ? processes.erase(it) : std::next(it);
+}
+
+void KinetoDaemon::Impl::serve() {
+    std::string buf(1 << 16, '\0');
+    for (;;) {
+        pollfd fds[2] = {{fd, POLLIN, 0}, {wakeFd, POLLIN, 0}};
+        const int n = ::poll(fds, 2, 500);
+        if (n < 0 && errno != EINTR) return;
+        if (fds[1].revents) return;
+        if (n > 0 && (fds[0].revents & POLLIN)) {
+            for (;;) {
+                sockaddr_un from{};
+                socklen_t fromLen = sizeof from;
+                const ssize_t got = ::recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC,
+                                               reinterpret_cast<sockaddr*>(&from), &fromLen);
+                if (got < 0) break;
+                if (size_t(got) > buf.size()) {
+                    std::lock_guard lock(mutex);
+                    problem("a datagram of " + std::to_string(got) +
+                            " bytes (larger than any Kineto message)");
+                    continue;
+                }
+                handle(std::string_view(buf.data(), size_t(got)), from, fromLen);
+            }
+        }
+        forgetSilent();
+    }
+}
+
+KinetoDaemon::KinetoDaemon() : m_impl(std::make_unique<Impl>()) {}
+KinetoDaemon::~KinetoDaemon() {
+    stop();
+}
+
+bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
+    Impl& d = *m_impl;
+    if (d.fd >= 0) return error = "already serving", false;
+    d.options = options;
+    d.socketDir = options.socketDir;
+    if (d.socketDir.empty() && options.socketDirFromEnvironment)
+        if (const char* e = std::getenv("KINETO_IPC_SOCKET_DIR"); e && *e) d.socketDir = e;
+    sockaddr_un a{};
+    const size_t len = socketAddress(options.name, d.socketDir, &a);
+    if (len == 0)
+        return error = "the socket name " + options.name + " does not fit a Unix socket address",
+               false;
+    d.fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (d.fd < 0) return error = "socket: " + detail::errnoText(errno), false;
+    if (!d.socketDir.empty()) {
+        // A socket file left by a daemon that died is removed; one that answers is not.
+        const int probe = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        const bool live =
+            probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&a), socklen_t(len)) == 0;
+        if (probe >= 0) ::close(probe);
+        if (!live) ::unlink(a.sun_path);
+    }
+    if (::bind(d.fd, reinterpret_cast<sockaddr*>(&a), socklen_t(len)) != 0) {
+        const int e = errno;
+        ::close(d.fd);
+        d.fd = -1;
+        if (e == EADDRINUSE)
+            return error = "another Kineto daemon already serves " + address() +
+                           " (dynolog, or another Stallscope attach): stop it, or ask it for the "
+                           "trace (dyno gputrace)",
+                   false;
+        return error = "cannot bind " + address() + ": " + detail::errnoText(e), false;
+    }
+    if (!d.socketDir.empty()) {
+        d.boundPath = a.sun_path;
+        ::chmod(a.sun_path, 0666); // Kineto's clients may run as another user (as dynolog's)
+    }
+    d.wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    d.thread = std::thread([&d] { d.serve(); });
+    return true;
+}
+
+void KinetoDaemon::stop() {
+    Impl& d = *m_impl;
+    if (d.fd < 0) return;
+    const uint64_t one = 1;
+    if (::write(d.wakeFd, &one, sizeof one) < 0) {
+        // the thread still ends at its next 500 ms tick
+    }
+    if (d.thread.joinable()) d.thread.join();
+    ::close(d.fd);
+    ::close(d.wakeFd);
+    d.fd = d.wakeFd = -1;
+    if (!d.boundPath.empty()) ::unlink(d.boundPath.c_str());
+    d.boundPath.clear();
+}
+
+std::string KinetoDaemon::address() const {
+    const Impl& d = *m_impl;
+    if (!d.socketDir.empty()) return "socket " + d.socketDir + "/" + d.options.name;
+    return "abstract socket @" + d.options.name;
+}
+
+std::vector<KinetoProcess> KinetoDaemon::processes() const {
+    const Impl& d = *m_impl;
+    std::lock_guard lock(d.mutex);
+    std::vector<KinetoProcess> out;
+    for (const auto& [key, e] : d.processes) out.push_back(e.p);
+    std::sort(out.begin(), out.end(), [](const KinetoProcess& a, const KinetoProcess& b) {
+        return a.firstSeen != b.firstSeen ? a.firstSeen < b.firstSeen : a.pid < b.pid;
+    });
+    return out;
+}
+
+std::vector<int32_t> KinetoDaemon::request(const std::vector<int32_t>& pids,
+                                           const std::string& config, size_t limit) {
+    Impl& d = *m_impl;
+    std::lock_guard lock(d.mutex);
+    std::vector<Impl::Entry*> matched;
+    for (auto& [key, e] : d.processes) {
+        const bool match =
+            pids.empty() || std::any_of(e.p.ancestry.begin(), e.p.ancestry.end(), [&](int32_t a) {
+                return std::find(pids.begin(), pids.end(), a) != pids.end();
+            });
+        if (match) matched.push_back(&e);
+    }
+    std::sort(matched.begin(), matched.end(), [](const Impl::Entry* a, const Impl::Entry* b) {
+        return a->p.firstSeen < b->p.firstSeen;
+    });
+    std::vector<int32_t> out;
+    for (Impl::Entry* e : matched) {
+        if (limit && out.size() >= limit) break;
+        e->config = config;
+        e->p.pending = true;
+        out.push_back(e->p.pid);
+    }
+    return out;
+}
+
+void KinetoDaemon::cancelPending() {
+    Impl& d = *m_impl;
+    std::lock_guard lock(d.mutex);
+    for (auto& [key, e] : d.processes) e.config.clear(), e.p.pending = false;
+}
+
+size_t KinetoDaemon::badMessages() const {
+    std::lock_guard lock(m_impl->mutex);
+    return m_impl->bad;
+}
+
+std::vector<std::string> KinetoDaemon::problems() const {
+    std::lock_guard lock(m_impl->mutex);
+    return m_impl->problemText;
+}
+
+void KinetoDaemon::setOnPoll(std::function<void()> callback) {
+    std::lock_guard lock(m_impl->mutex);
+    m_impl->onPoll = std::move(callback);
+}
+
+} // namespace stallscope::capture::kineto
