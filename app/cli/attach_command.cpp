@@ -3,8 +3,6 @@
 #include "analyze_command.h"
 #include "record_command.h"
 
-#include "stallscope/base/atomic_file.h"
-
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -17,35 +15,6 @@ namespace {
 std::atomic<bool> g_attachCancel{false};
 extern "C" void onAttachInterrupt(int) {
     g_attachCancel.store(true);
-}
-
-bool endsWith(const std::string& s, std::string_view tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
-/// Copies Kineto's file to `dest` (gzip-compressed when dest ends in .gz), in chunks.
-bool copyTrace(const std::filesystem::path& from, const std::filesystem::path& dest,
-               std::string& error) {
-    std::ifstream in(from, std::ios::binary);
-    if (!in) return error = "cannot read " + from.string(), false;
-    base::AtomicFile f;
-    const auto compression = endsWith(dest.string(), ".gz") ? base::AtomicFile::Compression::Gzip
-                                                            : base::AtomicFile::Compression::None;
-    if (!f.open(dest, compression)) return error = f.error(), false;
-    std::string buf(1 << 20, '\0');
-    while (in) {
-        in.read(buf.data(), std::streamsize(buf.size()));
-        if (in.gcount() > 0 && !f.write(std::string_view(buf.data(), size_t(in.gcount()))))
-            return error = f.error(), false;
-    }
-    if (!f.commit()) return error = f.error(), false;
-    return true;
-}
-
-std::string stem(const std::string& output) {
-    for (std::string_view ext : {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json"})
-        if (endsWith(output, ext)) return output.substr(0, output.size() - ext.size());
-    return output;
 }
 
 void listProcesses(const std::vector<capture::kineto::KinetoProcess>& ps, std::ostream& out) {
@@ -119,35 +88,11 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
     }
     if (r.traces.empty()) return 1;
 
-    // One trace: the output file. Several (the ranks of a job): a folder of them, which
-    // every Stallscope command opens as one multi-rank session.
-    std::filesystem::path dest = o.record.output;
     std::vector<std::filesystem::path> written;
-    if (r.traces.size() > 1) {
-        const std::filesystem::path dir = stem(o.record.output.string());
-        std::error_code ec;
-        std::filesystem::create_directories(dir, ec);
-        if (ec) {
-            err << "stallscope-cli: cannot create " << dir.string() << ": " << ec.message() << "\n";
-            return 1;
-        }
-        dest = dir;
-    }
-    for (const k::AttachedTrace& t : r.traces) {
-        const std::filesystem::path target =
-            r.traces.size() == 1 ? dest
-                                 : dest / ("pid" + std::to_string(t.pid) + ".pt.trace.json.gz");
-        if (!copyTrace(t.path, target, error)) {
-            err << "stallscope-cli: cannot write " << target.string() << ": " << error << "\n";
-            return 1;
-        }
-        written.push_back(target);
-        // Kineto's copy in our own /tmp folder is ours to remove; its default file is not.
-        if (t.path.parent_path().filename().string().rfind("stallscope-attach-", 0) == 0) {
-            std::error_code ec;
-            std::filesystem::remove(t.path, ec);
-            std::filesystem::remove(t.path.parent_path(), ec); // only when empty
-        }
+    const std::filesystem::path dest = k::collectTraces(r, o.record.output, written, error);
+    if (dest.empty()) {
+        err << "stallscope-cli: " << error << "\n";
+        return 1;
     }
     out << "Attached: " << r.traces.size() << " trace" << (r.traces.size() == 1 ? "" : "s")
         << " from Kineto ("

@@ -1,6 +1,7 @@
 // MainWindow, second half: actions, menus, the toolbar, recent files and dialogs.
 #include "main_window.h"
 
+#include "attach_dialog.h"
 #include "record_dialog.h"
 #include "report_export.h"
 
@@ -55,6 +56,12 @@ void MainWindow::createMenus() {
             QMessageBox::warning(this, tr("Record"), error);
         }
     });
+    file->addAction(tr("&Attach to PyTorch Job…"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R),
+                    this, [this] {
+                        AttachDialog dialog(this);
+                        if (dialog.exec() == QDialog::Accepted && !dialog.tracePath().isEmpty())
+                            openPath(dialog.tracePath());
+                    });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     updateRecentMenu();
     file->addSeparator();

@@ -2,6 +2,8 @@
 // wait for the files Kineto writes (kineto_daemon.h).
 #include "stallscope/capture/kineto_daemon.h"
 
+#include "stallscope/base/atomic_file.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -253,6 +255,71 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
     std::sort(res.traces.begin(), res.traces.end(),
               [](const AttachedTrace& a, const AttachedTrace& b) { return a.pid < b.pid; });
     return res;
+}
+
+namespace {
+
+bool endsWith(const std::string& s, std::string_view tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// Copies Kineto's file to `dest` (gzip-compressed when dest ends in .gz), in chunks.
+bool copyTrace(const std::filesystem::path& from, const std::filesystem::path& dest,
+               std::string& error) {
+    std::ifstream in(from, std::ios::binary);
+    if (!in) return error = "cannot read " + from.string(), false;
+    base::AtomicFile f;
+    const auto compression = endsWith(dest.string(), ".gz") ? base::AtomicFile::Compression::Gzip
+                                                            : base::AtomicFile::Compression::None;
+    if (!f.open(dest, compression)) return error = f.error(), false;
+    std::string buf(1 << 20, '\0');
+    while (in) {
+        in.read(buf.data(), std::streamsize(buf.size()));
+        if (in.gcount() > 0 && !f.write(std::string_view(buf.data(), size_t(in.gcount()))))
+            return error = f.error(), false;
+    }
+    if (!f.commit()) return error = f.error(), false;
+    return true;
+}
+
+std::string stem(const std::string& output) {
+    for (std::string_view ext : {".pt.trace.json.gz", ".pt.trace.json", ".json.gz", ".json"})
+        if (endsWith(output, ext)) return output.substr(0, output.size() - ext.size());
+    return output;
+}
+
+} // namespace
+
+std::filesystem::path collectTraces(const AttachResult& r, const std::filesystem::path& output,
+                                    std::vector<std::filesystem::path>& written,
+                                    std::string& error) {
+    written.clear();
+    if (r.traces.empty()) return error = "no trace to collect", std::filesystem::path();
+    std::filesystem::path dest = output;
+    if (r.traces.size() > 1) {
+        dest = stem(output.string());
+        std::error_code ec;
+        std::filesystem::create_directories(dest, ec);
+        if (ec)
+            return error = "cannot create " + dest.string() + ": " + ec.message(),
+                   std::filesystem::path();
+    }
+    for (const AttachedTrace& t : r.traces) {
+        const std::filesystem::path target =
+            r.traces.size() == 1 ? dest
+                                 : dest / ("pid" + std::to_string(t.pid) + ".pt.trace.json.gz");
+        if (!copyTrace(t.path, target, error)) {
+            error = "cannot write " + target.string() + ": " + error;
+            return {};
+        }
+        written.push_back(target);
+        if (t.path.parent_path().filename().string().rfind("stallscope-attach-", 0) == 0) {
+            std::error_code ec;
+            std::filesystem::remove(t.path, ec);
+            std::filesystem::remove(t.path.parent_path(), ec); // only when empty
+        }
+    }
+    return dest;
 }
 
 } // namespace stallscope::capture::kineto

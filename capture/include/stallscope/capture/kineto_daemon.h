@@ -181,6 +181,15 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& options,
                             const std::function<void(const std::string&)>& say,
                             const std::atomic<bool>* cancel = nullptr);
 
+/// Copies the traces Kineto wrote to `output`: the file itself for one trace (gzip-compressed
+/// when it ends in .gz), else a folder named after it (".pt.trace.json.gz" and the like taken
+/// off) holding pid<PID>.pt.trace.json.gz per process, which Stallscope opens as one session of
+/// ranks. Kineto's files in attachAndTrace's own /tmp folder are removed. Returns what to open
+/// (the file or the folder) and the files written; empty with `error` on failure.
+std::filesystem::path collectTraces(const AttachResult& result, const std::filesystem::path& output,
+                                    std::vector<std::filesystem::path>& written,
+                                    std::string& error);
+
 /// True when `path` holds a complete JSON trace (ends with '}' after whitespace, does not
 /// grow); Kineto before 2.0 wrote the final name directly.
 bool traceFileComplete(const std::filesystem::path& path);
