@@ -4,7 +4,7 @@
 # but bench), then the Qt-free libraries and their tests under AddressSanitizer +
 # UndefinedBehaviorSanitizer, then the headless portable build for GPU servers and its check
 # (scripts/build-headless.sh: no Qt; only libc, libstdc++, libm, libgcc, zlib and CUPTI
-# needed), then the fuzz targets (libFuzzer, 6000 fixed-seed inputs each; docs/fuzzing.md).
+# needed) and the GPU check's dry run, then the fuzz targets (libFuzzer, 6000 fixed-seed inputs each; docs/fuzzing.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup-deps.sh
@@ -21,5 +21,8 @@ cmake --build --preset asan -j "$JOBS"
 ctest --preset asan -j "$JOBS"
 
 ./scripts/build-headless.sh
+# The prepared GPU check, as far as a CPU allows (the workloads, the headless CLI, record and
+# attach without a GPU, the GPU verdicts on made-up figures).
+OUT="$(mktemp -d)" ./scripts/gpu-check.sh --dry-run
 
 ./scripts/fuzz.sh --runs 6000 --seconds 120
