@@ -226,6 +226,12 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             (a == "--wait" ? o.attachOptions.waitForProcesses : o.attachOptions.traceTimeout) =
                 std::chrono::milliseconds(static_cast<int64_t>(s * 1000));
             ++i;
+        } else if (a == "--kineto-warmup") {
+            char* end = nullptr;
+            const long n = v ? std::strtol(v, &end, 10) : -1;
+            if (!v || *end || n < 0 || n > 3600)
+                return error = "--kineto-warmup needs whole seconds (0-3600)", false;
+            o.attachOptions.trace.warmupSeconds = static_cast<int>(n), ++i;
         } else if (a == "--with-stack") {
             o.attachOptions.trace.withStack = true;
         } else if (a == "--record-shapes") {
@@ -358,7 +364,8 @@ const Command kRecordCommand{
     "demos\n"
     "                                        and tests; COMMAND is optional then)\n"
     "  record --attach [--pid PID[,PID...]] [--duration S | --iterations N] [-o OUT]\n"
-    "         [--wait S] [--timeout S] [--process-limit N] [--with-stack] [--record-shapes]\n"
+    "         [--wait S] [--timeout S] [--process-limit N] [--kineto-warmup S] [--with-stack]\n"
+    "         [--record-shapes]\n"
     "                                        trace a running PyTorch job started with\n"
     "                                        KINETO_USE_DAEMON=1 (no code change): Stallscope\n"
     "                                        answers Kineto's daemon polls (as dynolog does), "

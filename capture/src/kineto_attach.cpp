@@ -171,8 +171,9 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
         (queued.size() == 1 ? "" : "es") +
         (trace.iterations > 0
              ? ": the next " + std::to_string(trace.iterations) + " optimizer steps"
-             : ": " + std::to_string(trace.duration.count()) +
-                   " ms after Kineto's warm-up (~7 s)") +
+             : ": " + std::to_string(trace.duration.count()) + " ms after Kineto's warm-up (~" +
+                   std::to_string((trace.warmupSeconds >= 0 ? trace.warmupSeconds : 5) + 2) +
+                   " s)") +
         "; Kineto writes " +
         kinetoTracePath(trace.logFile, queued.empty() ? 0 : queued.front()).string());
     if (o.processLimit && selected.size() > queued.size())

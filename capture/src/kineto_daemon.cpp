@@ -155,6 +155,8 @@ std::string onDemandConfig(const TraceRequest& r) {
         // 0: "now" plus Kineto's warm-up.
         c += "PROFILE_START_TIME=0\nACTIVITIES_DURATION_MSECS=" +
              std::to_string(r.duration.count()) + "\n";
+        if (r.warmupSeconds >= 0)
+            c += "ACTIVITIES_WARMUP_PERIOD_SECS=" + std::to_string(r.warmupSeconds) + "\n";
     }
     c += std::string("PROFILE_REPORT_INPUT_SHAPES=") + (r.recordShapes ? "true" : "false") + "\n";
     c += "PROFILE_PROFILE_MEMORY=false\n";

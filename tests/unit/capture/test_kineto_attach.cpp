@@ -163,6 +163,10 @@ private Q_SLOTS:
         QVERIFY(d.find("PROFILE_START_TIME=0\nACTIVITIES_DURATION_MSECS=1500\n") !=
                 std::string::npos);
         QVERIFY(d.find("ITERATION") == std::string::npos);
+        QVERIFY(d.find("WARMUP") == std::string::npos); // Kineto's own unless asked
+        t.warmupSeconds = 1;
+        QVERIFY(onDemandConfig(t).find("ACTIVITIES_WARMUP_PERIOD_SECS=1\n") != std::string::npos);
+        t.warmupSeconds = -1;
         t.iterations = 4;
         const std::string i = onDemandConfig(t);
         QVERIFY(i.find("PROFILE_START_ITERATION=0\nPROFILE_START_ITERATION_ROUNDUP=1\nACTIVITIES_"

@@ -79,6 +79,9 @@ struct TraceRequest {
     /// when KINETO_USE_DAEMON was set before `import torch`).
     int iterations = 0;
     std::filesystem::path logFile; // ACTIVITIES_LOG_FILE; Kineto inserts _<pid>
+    /// ACTIVITIES_WARMUP_PERIOD_SECS: Kineto's warm-up before a duration-based trace (its
+    /// default, 5 s, when negative).
+    int warmupSeconds = -1;
     bool recordShapes = false;
     bool withStack = false;
 };
