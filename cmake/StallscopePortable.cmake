@@ -1,6 +1,7 @@
 # The portable (headless) build: binaries that run on another Linux with the same or a newer
 # glibc, with nothing installed but the C and C++ runtimes, zlib and, for GPU capture, the CUDA
 # driver and CUPTI. So:
+
 #  * the CLI links protobuf from Debian's static archive (libprotobuf.a);
 #  * the CUPTI injection library is a shared library, and Debian's libprotobuf-lite.a is not
 #    position-independent (initial-exec TLS), so the injection library compiles protobuf-lite's
@@ -66,6 +67,9 @@ endfunction()
 
 if(STALLSCOPE_PORTABLE)
     set(Protobuf_USE_STATIC_LIBS ON)
+        # The C++ runtime stays shared: linked in, libstdc++ and libgcc would need glibc 2.36
+    # (arc4random, _dl_find_object), which rules out Ubuntu 22.04, while the shared one needs
+    # GLIBCXX_3.4.30, which Ubuntu 22.04 has (scripts/check-portable.sh holds that line).
 
     stallscope_debian_source(simdjson 3.0.1 s/simdjson
         156b1bc5eb0561b2bd166b46d191fd3d95a3e709cc63761477d3b7aec2b6e9ed STALLSCOPE_SIMDJSON_SRC

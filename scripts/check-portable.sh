@@ -4,8 +4,10 @@
 #  * the shared libraries each binary needs (objdump -p NEEDED) are only glibc's, libstdc++,
 #    libgcc_s and zlib; the injection library may also need CUPTI (the CUDA driver loads it
 #    into a CUDA program, where CUPTI is at hand);
+#  * the symbol versions needed are at most glibc 2.34 and GLIBCXX_3.4.30 (Ubuntu 22.04,
+#    Debian 12 and newer);
 #  * no Qt, protobuf or simdjson library is needed, and no RPATH points into a build folder;
-#  * the newest glibc symbol version needed is printed (the oldest glibc it runs on);
+
 #  * the CLI runs: --version, info / analyze / report on a real trace, PDF refused with a
 #    message, `record` of a program that uses no GPU.
 # Usage: scripts/check-portable.sh DEST
@@ -35,9 +37,18 @@ check_needed() { # file extra-allowed-regex
     say "FAIL: $(basename "$f") has a run path into the build folder: $rpath"
     fail=1
   fi
-  local glibc
+      local glibc cxx
   glibc="$(objdump -T "$f" | grep -oE 'GLIBC_[0-9.]+' | sort -uV | tail -1)"
-  say "$(basename "$f"): needs $(objdump -p "$f" | awk '$1 == "NEEDED" {printf "%s ", $2}'); newest glibc symbol $glibc"
+  cxx="$(objdump -T "$f" | grep -oE 'GLIBCXX_[0-9.]+' | sort -uV | tail -1 || true)"
+  # The oldest systems it must start on: Ubuntu 22.04 (glibc 2.35, GCC 12's libstdc++) and
+  # Debian 12; glibc 2.34 and GLIBCXX_3.4.30 at most.
+  if [ "$(printf '%s\n' "GLIBC_2.34" "$glibc" | sort -V | tail -1)" != "GLIBC_2.34" ]; then
+    say "FAIL: $(basename "$f") needs $glibc (newer than Ubuntu 22.04's)"; fail=1
+  fi
+  if [ -n "$cxx" ] && [ "$(printf '%s\n' "GLIBCXX_3.4.30" "$cxx" | sort -V | tail -1)" != "GLIBCXX_3.4.30" ]; then
+    say "FAIL: $(basename "$f") needs $cxx (newer than GCC 12's C++ runtime)"; fail=1
+  fi
+  say "$(basename "$f"): needs $(objdump -p "$f" | awk '$1 == "NEEDED" {printf "%s ", $2}'); newest symbol versions $glibc ${cxx:-}; run path ${rpath:-none}"
 }
 
 check_needed "$CLI" ''

@@ -60,9 +60,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
 
     if (o.attachList) {
         // One poll interval (or --wait) is enough for every process to show.
-        const auto wait = o.attachOptions.waitForProcesses == k::AttachOptions{}.waitForProcesses
-                              ? o.attachOptions.settle
-                              : o.attachOptions.waitForProcesses;
+        const auto wait = o.waitGiven ? o.attachOptions.waitForProcesses : o.attachOptions.settle;
         say("listening on " + daemon.address() + " for " +
             std::to_string(wait.count() / 1000.0).substr(0, 4) +
             " s (PyTorch processes started with KINETO_USE_DAEMON=1 poll every 5 s)");

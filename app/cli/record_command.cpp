@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -161,8 +162,18 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
 } // namespace
 
 bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, std::string& error) {
+    // Options of one mode only, for a clear error when given with the other.
+    static const std::set<std::string> kAttachOnly = {
+        "--pid",     "--iterations",    "--process-limit", "--wait",
+        "--timeout", "--kineto-warmup", "--with-stack",    "--record-shapes"};
+    static const std::set<std::string> kProgramOnly = {"--delay", "--demo", "--steps",
+                                                       "--cuda-profiler-range", "--fake-source"};
+    std::string attachOnly, programOnly;
     for (int i = first; i < argc; ++i) {
         const std::string a = argv[i];
+        if (kAttachOnly.count(a) && attachOnly.empty()) attachOnly = a;
+        if (kProgramOnly.count(a) && programOnly.empty()) programOnly = a;
+        if (a == "--wait") o.waitGiven = true;
         const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
         if (a == "--") {
             o.record.command.assign(argv + i + 1, argv + argc);
@@ -245,21 +256,23 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
     }
     o.outputGiven = !o.record.output.empty();
     if (o.attach) {
-        if (!o.record.command.empty() || o.fakeSource || !o.demo.empty())
+        if (!o.record.command.empty())
+            return error = "--attach traces a running job: no COMMAND with it", false;
+        if (!programOnly.empty())
             return error =
-                       "--attach traces a running job: no COMMAND, --demo or --fake-source with it",
+                       programOnly + " records a program it starts: it does not go with --attach",
                    false;
-        if (o.record.delaySeconds > 0)
-            return error = "--delay does not go with --attach (Kineto warms up ~7 s itself)", false;
+        if (o.record.durationSeconds > 0 && o.attachOptions.trace.iterations > 0)
+            return error = "--duration or --iterations: a trace is one or the other", false;
+        if (o.record.durationSeconds > 3600)
+            return error = "--duration with --attach is at most 3600 s", false;
         if (o.record.durationSeconds > 0)
             o.attachOptions.trace.duration =
                 std::chrono::milliseconds(static_cast<int64_t>(o.record.durationSeconds * 1000));
         if (o.record.output.empty()) o.record.output = defaultOutput();
         return true;
     }
-    if (o.attachOptions.trace.iterations || !o.attachOptions.pids.empty() ||
-        o.attachOptions.processLimit)
-        return error = "--pid, --iterations and --process-limit go with --attach", false;
+    if (!attachOnly.empty()) return error = attachOnly + " goes with --attach", false;
     if (!o.demo.empty() && (o.fakeSource || !o.record.command.empty()))
         return error = "--demo runs a built-in workload: no COMMAND or --fake-source with it", false;
     if (o.demoSteps && o.demo.empty()) return error = "--steps goes with --demo", false;

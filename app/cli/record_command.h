@@ -19,6 +19,7 @@ struct RecordCommandOptions {
     bool attach = false;
     bool attachList = false; // --list: show the polling processes and stop
     bool outputGiven = false;
+    bool waitGiven = false; // --wait (--list: how long to listen)
     capture::kineto::AttachOptions attachOptions;
 };
 

@@ -167,8 +167,9 @@ bool setUpCupti(Injection& inj, std::string& error) {
             (other[0] != '\0' ? "\"" + std::string(other) + "\""
                               : std::string("torch.profiler's Kineto, Nsight Systems, DCGM, ...")) +
             ") and CUPTI allows only one; Stallscope leaves it alone. If it is torch.profiler, "
-            "record this program with `stallscope-cli record --attach` (Kineto's own trace "
-            "of operators and kernels) or open the trace its profiler writes";
+            "run the program with KINETO_USE_DAEMON=1 and record it with `stallscope-cli record "
+            "--attach` (Kineto's own trace of operators and kernels), or open the trace its "
+            "profiler writes";
         return false;
     }
     if (r != CUPTI_SUCCESS) {

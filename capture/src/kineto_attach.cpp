@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -36,20 +39,27 @@ bool wanted(const KinetoProcess& p, const std::vector<int32_t>& pids) {
     });
 }
 
-/// A fresh folder under /tmp (newer Kineto writes on-demand traces only below /tmp/ or
-/// $KINETO_ONDEMAND_TRACE_DIR), writable by the traced processes whoever runs them.
-std::filesystem::path freshTraceFolder() {
+/// A fresh folder of an unguessable name under /tmp (newer Kineto writes on-demand traces only
+/// below /tmp/ or $KINETO_ONDEMAND_TRACE_DIR), private to this user: made writable for others
+/// (sticky, like /tmp) only when a traced process runs as another user.
+std::filesystem::path freshTraceFolder(const std::vector<KinetoProcess>& traced,
+                                       std::string& error) {
     const char* dir = std::getenv("KINETO_ONDEMAND_TRACE_DIR");
-    const std::filesystem::path base =
-        dir && *dir ? std::filesystem::path(dir) : std::filesystem::path("/tmp");
-    char name[96];
-    std::snprintf(name, sizeof name, "stallscope-attach-%d-%lld", static_cast<int>(::getpid()),
-                  static_cast<long long>(std::time(nullptr)));
-    std::filesystem::path p = base / name;
-    std::error_code ec;
-    std::filesystem::create_directories(p, ec);
-    ::chmod(p.c_str(), 01777);
-    return p;
+    std::string base = dir && *dir ? dir : "/tmp";
+    while (base.size() > 1 && base.back() == '/') base.pop_back();
+    std::string name = base + "/stallscope-attach-XXXXXX";
+    if (::mkdtemp(name.data()) == nullptr) {
+        error = "cannot create a folder for the traces in " + base + ": " + std::strerror(errno);
+        return {};
+    }
+    bool otherUser = false;
+    for (const KinetoProcess& p : traced) {
+        struct stat st {};
+        const std::string proc = "/proc/" + std::to_string(p.pid);
+        otherUser = otherUser || (::stat(proc.c_str(), &st) == 0 && st.st_uid != ::geteuid());
+    }
+    if (otherUser) ::chmod(name.c_str(), 01777);
+    return name;
 }
 
 struct Watch {
@@ -90,10 +100,19 @@ bool traceFileComplete(const std::filesystem::path& path) {
     f.seekg(size - tail);
     std::string t(static_cast<size_t>(tail), '\0');
     f.read(t.data(), tail);
-    while (!t.empty() &&
-           (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
-        t.pop_back();
-    return !t.empty() && t.back() == '}';
+    auto trim = [&t] {
+        while (!t.empty() &&
+               (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
+            t.pop_back();
+    };
+    trim();
+    if (t.empty() || t.back() != '}') return false;
+    // The document's end, not an event's: Kineto ends with its "traceName" (and the like)
+    // after the events, or the events array closes right before the last brace.
+    if (t.find("\"traceName\"") != std::string::npos) return true;
+    t.pop_back();
+    trim();
+    return !t.empty() && t.back() == ']';
 }
 
 AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
@@ -110,6 +129,7 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
     const auto deadline = start + o.waitForProcesses;
     Clock::time_point firstAt{};
     std::vector<KinetoProcess> selected;
+    std::set<int32_t> announced;
     for (;;) {
         if (cancelled()) return res.cancelled = true, res.seen = daemon.processes(), res;
         const auto now = Clock::now();
@@ -117,25 +137,25 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
         selected.clear();
         for (const KinetoProcess& p : res.seen)
             if (wanted(p, o.pids)) selected.push_back(p);
-        if (!selected.empty() && firstAt == Clock::time_point{}) {
-            firstAt = now;
-            for (const KinetoProcess& p : selected) say("found " + describe(p));
-        }
+        if (!selected.empty() && firstAt == Clock::time_point{}) firstAt = now;
+        for (const KinetoProcess& p : selected)
+            if (announced.insert(p.pid).second) say("found " + describe(p));
+        // Named pids that are themselves polling processes need no more waiting; a launcher's
+        // pid (an ancestor) waits a poll interval for all of its workers.
         bool allNamed = !o.pids.empty();
         for (int32_t pid : o.pids)
             allNamed =
-                allNamed &&
-                std::any_of(selected.begin(), selected.end(), [&](const KinetoProcess& p) {
-                    return std::find(p.ancestry.begin(), p.ancestry.end(), pid) != p.ancestry.end();
-                });
+                allNamed && std::any_of(selected.begin(), selected.end(),
+                                        [&](const KinetoProcess& p) { return p.pid == pid; });
         if (allNamed) break;
         if (firstAt != Clock::time_point{} && (now - firstAt >= o.settle || now >= deadline)) break;
         if (firstAt == Clock::time_point{} && now >= deadline) break;
         sleep();
     }
     if (selected.empty()) {
-        std::string why = "no PyTorch process polled " + daemon.address() + " within " +
-                          std::to_string(o.waitForProcesses.count() / 1000) + " s";
+        char within[32];
+        std::snprintf(within, sizeof within, "%.1f s", double(o.waitForProcesses.count()) / 1000.0);
+        std::string why = "no PyTorch process polled " + daemon.address() + " within " + within;
         if (!o.pids.empty() && !res.seen.empty()) {
             why += " with the pids given; polling:";
             for (const KinetoProcess& p : res.seen) why += " " + std::to_string(p.pid);
@@ -151,11 +171,20 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
 
     // 2. The request.
     TraceRequest trace = o.trace;
-    if (trace.logFile.empty()) trace.logFile = freshTraceFolder() / "trace.pt.trace.json";
+    if (trace.logFile.empty()) {
+        std::string error;
+        const std::filesystem::path folder = freshTraceFolder(selected, error);
+        if (folder.empty()) {
+            res.problems.push_back(error);
+            return res;
+        }
+        trace.logFile = folder / "trace.pt.trace.json";
+    }
     const std::string config = onDemandConfig(trace);
     std::vector<int32_t> leafPids;
     for (const KinetoProcess& p : selected) leafPids.push_back(p.pid);
-    const std::vector<int32_t> queued = daemon.request(leafPids, config, o.processLimit);
+    const std::vector<int32_t> queued =
+        daemon.request(leafPids, config, o.processLimit, /*exact=*/true);
     const auto requestedAt = Clock::now();
     const auto requestedWall = std::filesystem::file_time_type::clock::now();
     std::vector<Watch> watches;

@@ -193,7 +193,6 @@ struct KinetoDaemon::Impl {
     std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts; // (job, gpu) -> pids
     size_t bad = 0;
     std::vector<std::string> problemText;
-    std::function<void()> onPoll;
 
     void problem(std::string s) {
         ++bad;
@@ -267,12 +266,6 @@ void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& fr
         }
         // Kineto in a container's pid 1 sends no pids: it cannot be told apart, and gets nothing.
         reply("req", config, from, fromLen);
-        std::function<void()> cb;
-        {
-            std::lock_guard lock(mutex);
-            cb = onPoll;
-        }
-        if (cb) cb();
     } else if (m.type == "ctxt") {
         ContextRegistration c;
         int32_t count = 0;
@@ -372,6 +365,14 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
         ::chmod(a.sun_path, 0666); // Kineto's clients may run as another user (as dynolog's)
     }
     d.wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (d.wakeFd < 0) {
+        error = "eventfd: " + detail::errnoText(errno);
+        ::close(d.fd);
+        d.fd = -1;
+        if (!d.boundPath.empty()) ::unlink(d.boundPath.c_str());
+        d.boundPath.clear();
+        return false;
+    }
     d.thread = std::thread([&d] { d.serve(); });
     return true;
 }
@@ -380,8 +381,7 @@ void KinetoDaemon::stop() {
     Impl& d = *m_impl;
     if (d.fd < 0) return;
     const uint64_t one = 1;
-    if (::write(d.wakeFd, &one, sizeof one) < 0) {
-        // the thread still ends at its next 500 ms tick
+    while (::write(d.wakeFd, &one, sizeof one) < 0 && errno == EINTR) {
     }
     if (d.thread.joinable()) d.thread.join();
     ::close(d.fd);
@@ -409,15 +409,17 @@ std::vector<KinetoProcess> KinetoDaemon::processes() const {
 }
 
 std::vector<int32_t> KinetoDaemon::request(const std::vector<int32_t>& pids,
-                                           const std::string& config, size_t limit) {
+                                           const std::string& config, size_t limit, bool exact) {
     Impl& d = *m_impl;
     std::lock_guard lock(d.mutex);
     std::vector<Impl::Entry*> matched;
     for (auto& [key, e] : d.processes) {
+        auto named = [&](int32_t a) {
+            return std::find(pids.begin(), pids.end(), a) != pids.end();
+        };
         const bool match =
-            pids.empty() || std::any_of(e.p.ancestry.begin(), e.p.ancestry.end(), [&](int32_t a) {
-                return std::find(pids.begin(), pids.end(), a) != pids.end();
-            });
+            pids.empty() ||
+            (exact ? named(e.p.pid) : std::any_of(e.p.ancestry.begin(), e.p.ancestry.end(), named));
         if (match) matched.push_back(&e);
     }
     std::sort(matched.begin(), matched.end(), [](const Impl::Entry* a, const Impl::Entry* b) {
@@ -447,11 +449,6 @@ size_t KinetoDaemon::badMessages() const {
 std::vector<std::string> KinetoDaemon::problems() const {
     std::lock_guard lock(m_impl->mutex);
     return m_impl->problemText;
-}
-
-void KinetoDaemon::setOnPoll(std::function<void()> callback) {
-    std::lock_guard lock(m_impl->mutex);
-    m_impl->onPoll = std::move(callback);
 }
 
 } // namespace stallscope::capture::kineto

@@ -276,6 +276,38 @@ private Q_SLOTS:
             return s.find("trace requested from 2 processes") == 0;
         }));
     }
+    void aLaunchersPidSelectsAllItsWorkers() {
+        // torchrun-like: a launcher process whose children are the PyTorch processes. Its pid
+        // selects every one of them, after a poll interval for all to show.
+        QTemporaryDir dir;
+        KinetoDaemon d;
+        std::string error;
+        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QProcess launcher;
+        QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+        e.insert("KINETO_IPC_SOCKET_DIR", dir.path());
+        launcher.setProcessEnvironment(e);
+        const QString c = clientPath() + " --interval-ms 150 --lifetime-ms 20000";
+        launcher.start("/bin/sh", {"-c", c + " & " + c + " & " + c + " & wait"});
+        QVERIFY(launcher.waitForStarted());
+        Client outsider(dir.path(), {"--interval-ms", "150"});
+        AttachOptions o;
+        o.pids = {static_cast<int32_t>(launcher.processId())};
+        o.waitForProcesses = 10s;
+        o.settle = 1500ms;
+        o.trace.duration = 100ms;
+        o.trace.logFile = dir.filePath("l.pt.trace.json").toStdString();
+        o.traceTimeout = 20s;
+        const AttachResult r = attachAndTrace(d, o, [](const std::string&) {});
+        QVERIFY2(r.problems.empty(), r.problems.empty() ? "" : r.problems.front().c_str());
+        QCOMPARE(r.traces.size(), size_t(3));
+        for (const AttachedTrace& t : r.traces) {
+            QVERIFY(t.pid != outsider.pid());
+            QVERIFY(t.command.find("kineto_client") != std::string::npos);
+        }
+        launcher.kill();
+        launcher.waitForFinished();
+    }
     void attachExplainsWhatDidNotCome() {
         QTemporaryDir dir;
         KinetoDaemon d;
@@ -379,6 +411,22 @@ private Q_SLOTS:
         // Kineto's own file in the attach folder was taken away.
         QDir d(dir.path());
         QCOMPARE(d.entryList({"stallscope-attach-*"}, QDir::Dirs).size(), 0);
+
+        // Options of the other mode are refused, by name.
+        const std::pair<QStringList, QString> refused[] = {
+            {{"record", "--with-stack", "--", "/bin/true"}, "--with-stack goes with --attach"},
+            {{"record", "--attach", "--steps", "3"}, "--steps records a program it starts"},
+            {{"record", "--attach", "--duration", "2", "--iterations", "3"}, "one or the other"},
+            {{"record", "--attach", "--", "/bin/true"}, "no COMMAND with it"},
+            {{"record", "--attach", "--pid", "12,x"}, "--pid needs process ids"},
+        };
+        for (const auto& [args, message] : refused) {
+            p.start(cli, args);
+            QVERIFY(p.waitForFinished(10'000));
+            const QString said = QString::fromUtf8(p.readAllStandardError());
+            QVERIFY2(p.exitCode() != 0 && said.contains(message),
+                     qPrintable(args.join(' ') + ": " + said));
+        }
 
         // --list shows it.
         p.start(cli, {"record", "--list", "--wait", "1"});

@@ -115,7 +115,8 @@ struct DaemonOptions {
     std::chrono::seconds keepAlive{60};
 };
 
-/// Serves Kineto's pollers on a thread of its own; every method is thread-safe.
+/// Serves Kineto's pollers on a thread of its own. processes(), request(), cancelPending() and
+/// the counters may be called from any thread; start() and stop() from one owner.
 class KinetoDaemon {
 public:
     KinetoDaemon();
@@ -133,17 +134,16 @@ public:
     /// The processes that polled within keepAlive, in order of first poll.
     [[nodiscard]] std::vector<KinetoProcess> processes() const;
     /// Queues `config` for the processes whose pid or an ancestor's is in `pids` (all when
-    /// empty), at most `limit` of them (0: no limit); handed out once, on each one's next poll
-    /// that asks for activities. Returns the pids it was queued for.
+    /// empty; with `exact`, only the processes whose own pid is in `pids`), at most `limit` of
+    /// them (0: no limit); handed out once, on each one's next poll that asks for activities.
+    /// Returns the pids it was queued for.
     std::vector<int32_t> request(const std::vector<int32_t>& pids, const std::string& config,
-                                 size_t limit = 0);
+                                 size_t limit = 0, bool exact = false);
     /// Withdraws configs not handed out yet.
     void cancelPending();
     /// Messages that were not understood (counted; the first few kept as text).
     [[nodiscard]] size_t badMessages() const;
     [[nodiscard]] std::vector<std::string> problems() const;
-    /// Called (on the daemon's thread) after every poll; for waking a waiter.
-    void setOnPoll(std::function<void()> callback);
 
 private:
     struct Impl;
