@@ -275,8 +275,8 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
                        "(and is dropped "
                        "before the first one)";
             else
-                why += "Kineto took the request but wrote nothing (a CPU-only PyTorch does not "
-                       "trace on demand; see "
+                why += "Kineto took the request but wrote nothing there (a CPU-only PyTorch does not "
+                       "trace on demand; a process in another container writes to its own /tmp; see "
                        "the job's log for Kineto's messages)";
             res.problems.push_back(why);
         }
