@@ -9,7 +9,8 @@
 #  * no Qt, protobuf or simdjson library is needed, and no RPATH points into a build folder;
 
 #  * the CLI runs: --version, info / analyze / report on a real trace, PDF refused with a
-#    message, `record` of a program that uses no GPU.
+#    message, `record` of a program that uses no GPU;
+#  * a trace it records opens in the desktop GUI (when build/release has one).
 # Usage: scripts/check-portable.sh DEST
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,6 +84,23 @@ if "$CLI" record -o "$TMP/t.pt.trace.json.gz" -- /bin/sh -c 'exit 0' >"$TMP/rec.
   say "record of a program without CUDA: $(grep -m1 -iE 'gpu|cuda|event' "$TMP/rec.txt" || head -1 "$TMP/rec.txt")"
 else
   say "FAIL: record of /bin/sh failed: $(tail -3 "$TMP/rec.txt")"; fail=1
+fi
+# A recording made with the headless CLI (a scripted training loop as the source) opens in the
+# desktop GUI when one was built here (build/release), offscreen.
+if "$CLI" record --fake-source -o "$TMP/server.pt.trace.json.gz" >"$TMP/fake.txt" 2>&1; then
+  GUI="${STALLSCOPE_GUI_BINARY:-build/release/app/stallscope}"
+  if [ -x "$GUI" ]; then
+    if QT_QPA_PLATFORM=offscreen "$GUI" --screenshot "$TMP/server.png" --size 1200x800 "$TMP/server.pt.trace.json.gz" \
+        >"$TMP/gui.txt" 2>&1 && [ -s "$TMP/server.png" ]; then
+      say "a trace recorded by the headless CLI opened in the desktop GUI ($GUI)"
+    else
+      say "FAIL: the desktop GUI did not open the headless recording: $(tail -3 "$TMP/gui.txt")"; fail=1
+    fi
+  else
+    say "no desktop GUI built here ($GUI): the headless recording was not opened in it"
+  fi
+else
+  say "FAIL: record --fake-source: $(tail -3 "$TMP/fake.txt")"; fail=1
 fi
 if [ "$fail" -ne 0 ]; then
   say "FAILED"
