@@ -275,9 +275,10 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
                        "(and is dropped "
                        "before the first one)";
             else
-                why += "Kineto took the request but wrote nothing there (a CPU-only PyTorch does not "
-                       "trace on demand; a process in another container writes to its own /tmp; see "
-                       "the job's log for Kineto's messages)";
+                why +=
+                    "Kineto took the request but wrote nothing there (a CPU-only PyTorch does not "
+                    "trace on demand; a process in another container writes to its own /tmp; see "
+                    "the job's log for Kineto's messages)";
             res.problems.push_back(why);
         }
     }
