@@ -1,6 +1,7 @@
 // stallscope-cli record --attach: a running PyTorch job's own Kineto trace, through the
 // daemon protocol Kineto polls when the job runs with KINETO_USE_DAEMON=1.
 #include "analyze_command.h"
+#include "command.h"
 #include "record_command.h"
 
 #include <csignal>
@@ -55,7 +56,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
         return 1;
     }
     auto say = [&](const std::string& line) {
-        err << "stallscope: " << line << "\n" << std::flush;
+        if (!quiet()) err << "stallscope: " << line << "\n" << std::flush;
     };
 
     if (o.attachList) {

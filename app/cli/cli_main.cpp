@@ -3,17 +3,81 @@
 #include "command.h"
 #include "record_command.h"
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <vector>
 
 using namespace stallscope::cli;
 
+namespace {
+
+/// "-" as a PATH: standard input, saved to a temporary file (the importers read files and
+/// folders; gzip is told by its magic bytes). "-o -": the output goes to a temporary file
+/// of the right kind, copied to standard output at the end.
+struct StdStreams {
+    std::filesystem::path dir, input, output;
+    ~StdStreams() {
+        std::error_code ec;
+        if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+    bool makeDir() {
+        if (!dir.empty()) return true;
+        std::string t = (std::filesystem::temp_directory_path() / "stallscope-cli-XXXXXX").string();
+        if (!::mkdtemp(t.data())) return false;
+        dir = t;
+        return true;
+    }
+    bool readStdin(std::string& error) {
+        if (::isatty(STDIN_FILENO))
+            return error = "- reads a trace from standard input, which is a terminal", false;
+        if (!makeDir()) return error = "cannot create a temporary folder", false;
+        std::string data((std::istreambuf_iterator<char>(std::cin)),
+                         std::istreambuf_iterator<char>());
+        const bool gz = data.size() >= 2 && uint8_t(data[0]) == 0x1f && uint8_t(data[1]) == 0x8b;
+        input = dir / (gz ? "stdin.json.gz" : "stdin.json");
+        std::ofstream(input, std::ios::binary).write(data.data(), std::streamsize(data.size()));
+        return true;
+    }
+};
+
+std::string outputExtension(const std::string& cmd, const std::vector<std::string>& args) {
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+        if (args[i] == "--format") {
+            const std::string& f = args[i + 1];
+            return f == "trace" ? ".trace.json" : "." + f;
+        }
+    return cmd == "analyze" ? ".summary.json" : cmd == "merge" ? ".json" : ".html";
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
-    if (argc < 2) {
+    // -q / --quiet anywhere before a recorded program's own arguments ("--").
+    std::vector<std::string> all;
+    bool dashdash = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        dashdash = dashdash || a == "--";
+        if (!dashdash && (a == "-q" || a == "--quiet"))
+            setQuiet(true);
+        else
+            all.emplace_back(a);
+    }
+    if (all.empty()) {
         std::cerr << usageText();
         return 2;
     }
-    const std::string cmd = argv[1];
+    const std::string cmd = all[0];
+    if (cmd == "help" && all.size() >= 2 && all[1] == "--man") {
+        std::cout << manPage(STALLSCOPE_VERSION, STALLSCOPE_RELEASE_DATE);
+        return 0;
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
         std::cout << usageText();
         return 0;
@@ -38,10 +102,38 @@ int main(int argc, char** argv) {
         std::cerr << "stallscope-cli: unknown command " << cmd << "\n" << usageText();
         return 2;
     }
-    if (argc == 3 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h")) {
+    if (all.size() == 2 && (all[1] == "--help" || all[1] == "-h")) {
         std::cout << "usage:\n" << command->usage;
         return 0;
     }
-    Args args(std::vector<std::string>(argv + 2, argv + argc));
-    return command->main(args, std::cout, std::cerr);
+    std::vector<std::string> rest(all.begin() + 1, all.end());
+    StdStreams streams;
+    if (cmd != "record") {
+        for (size_t i = 0; i < rest.size(); ++i) {
+            std::string error;
+            const bool isOutput = i > 0 && (rest[i - 1] == "-o" || rest[i - 1] == "--output");
+            if (rest[i] != "-") continue;
+            if (isOutput) {
+                if (!streams.makeDir())
+                    return std::cerr << "stallscope-cli: cannot create a temporary folder\n", 1;
+                streams.output = streams.dir / ("stdout" + outputExtension(cmd, rest));
+                rest[i] = streams.output.string();
+            } else {
+                if (!streams.input.empty() || !streams.readStdin(error)) {
+                    std::cerr << "stallscope-cli: "
+                              << (error.empty() ? "- can be given once" : error) << "\n";
+                    return 2;
+                }
+                rest[i] = streams.input.string();
+            }
+        }
+    }
+    Args args(rest);
+    if (streams.output.empty()) return command->main(args, std::cout, std::cerr);
+    // The command's own messages ("Wrote ...") would mix with the document: they go to stderr.
+    const int rc = command->main(args, std::cerr, std::cerr);
+    std::ifstream f(streams.output, std::ios::binary);
+    std::cout << f.rdbuf();
+    std::cout.flush();
+    return rc;
 }

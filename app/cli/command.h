@@ -42,6 +42,13 @@ const std::vector<const Command*>& commands();
 const Command* findCommand(std::string_view name);
 /// The whole --help text.
 std::string usageText();
+/// The exit codes, in one place (--help and the man page).
+const char* exitCodesText();
+/// The man page (troff), from the same text as --help.
+std::string manPage(std::string_view version, std::string_view date);
+/// -q / --quiet: no progress lines on stderr.
+bool quiet();
+void setQuiet(bool on);
 /// "stallscope-cli: MESSAGE", the command's usage, and exit code 2.
 int usageError(const Command& command, const std::string& message, std::ostream& err);
 

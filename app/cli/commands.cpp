@@ -17,22 +17,105 @@ const Command* findCommand(std::string_view name) {
     return nullptr;
 }
 
+const char* exitCodesText() {
+    return "exit codes: 0 ok, 1 unreadable input or unwritable output (record --attach: a "
+           "requested\n"
+           "            trace did not come), 2 usage, 3 a CI gate failed (record: COMMAND's exit\n"
+           "            code once the trace is written)\n";
+}
+
 std::string usageText() {
-    std::string s = "usage: stallscope-cli <command> [options] PATH...\n\ncommands:\n";
+    std::string s = "usage: stallscope-cli [-q|--quiet] <command> [options] PATH...\n\ncommands:\n";
     for (const Command* c : commands()) s += c->usage;
-    s += "  --version                             version and build features\n"
-         "  --help, COMMAND --help                this text, or one command's\n"
-         "\n"
-         "PATH is a Kineto / Chrome-trace JSON file (plain or .gz) or a TensorBoard log folder.\n"
-         "exit codes: 0 ok, 1 unreadable input or unwritable output, 2 usage, 3 a CI gate failed\n"
-         "            (record: COMMAND's exit code once the trace is written)\n";
+    s +=
+        "  --version                             version and build features\n"
+        "  --help, COMMAND --help                this text, or one command's\n"
+        "  help --man                            this text as a man page (troff)\n"
+        "  -q, --quiet                           no progress lines on stderr (errors still)\n"
+        "\n"
+        "PATH is a Kineto / Chrome-trace JSON file (plain or .gz), a TensorBoard log folder, or -\n"
+        "(the trace on standard input). -o - writes a report to standard output.\n"
+        "Output is never coloured (NO_COLOR is respected by construction).\n";
+    s += exitCodesText();
     return s;
+}
+
+namespace {
+
+/// Text to troff: backslashes escaped, a leading '.' or '\'' protected.
+std::string troff(std::string_view text) {
+    std::string out;
+    bool lineStart = true;
+    for (char c : text) {
+        if (lineStart && (c == '.' || c == '\'')) out += "\\&";
+        if (c == '\\')
+            out += "\\e";
+        else if (c == '-')
+            out += "\\-";
+        else
+            out += c;
+        lineStart = c == '\n';
+    }
+    return out;
+}
+
+} // namespace
+
+std::string manPage(std::string_view version, std::string_view date) {
+    std::string m;
+    m += ".TH STALLSCOPE\\-CLI 1 \"" + std::string(date) + "\" \"stallscope " +
+         std::string(version) + "\" \"User Commands\"\n";
+    m += ".SH NAME\nstallscope\\-cli \\- why is my GPU idle? PyTorch trace diagnostics on the "
+         "command line\n";
+    m += ".SH SYNOPSIS\n.B stallscope\\-cli\n[\\fB\\-q\\fR] \\fICOMMAND\\fR [\\fIoptions\\fR] "
+         "\\fIPATH\\fR...\n";
+    m += ".SH DESCRIPTION\nstallscope\\-cli reads torch.profiler / TensorBoard traces (Kineto "
+         "Chrome\\-trace JSON, "
+         "plain or gzip, TensorBoard log folders), explains why the GPU sat idle and what to "
+         "change, records live "
+         "GPU sessions (CUPTI) or attaches to a running PyTorch job (Kineto's daemon protocol), "
+         "writes reports and "
+         "gates CI on regressions.\n";
+    m += ".SH COMMANDS\n";
+    for (const Command* c : commands()) {
+        m += ".SS " + troff(c->name) + "\n.nf\n" + troff(c->usage) + ".fi\n";
+    }
+    m += ".SH OPTIONS\n.TP\n.B \\-q, \\-\\-quiet\nNo progress lines on standard error; errors are "
+         "still written.\n"
+         ".TP\n.B \\-\\-help\nThe usage text, or one command's (\\fICOMMAND\\fR \\-\\-help).\n"
+         ".TP\n.B \\-\\-version\nThe version and the features built in.\n";
+    m += ".SH EXIT STATUS\n.nf\n" + troff(exitCodesText()) + ".fi\n";
+    m += ".SH ENVIRONMENT\n"
+         ".TP\n.B NO_COLOR\nRespected: the output is never coloured.\n"
+         ".TP\n.B KINETO_IPC_SOCKET_DIR\nrecord \\-\\-attach: Kineto's filesystem sockets folder "
+         "(as the job's).\n"
+         ".TP\n.B KINETO_ONDEMAND_TRACE_DIR\nrecord \\-\\-attach: where Kineto may write "
+         "on\\-demand traces (default /tmp).\n"
+         ".TP\n.B STALLSCOPE_CUPTI_INJECTION\nThe CUPTI injection library to record with (default: "
+         "found next to the program).\n";
+    m += ".SH FILES\n.TP\n.I /usr/lib/stallscope/libstallscope_cupti_injection.so\nThe CUPTI "
+         "injection library "
+         "(CUDA_INJECTION64_PATH of recorded programs).\n"
+         ".TP\n.I /usr/share/stallscope/workloads/\nPyTorch workloads that plant the classic "
+         "stalls, each with its fix.\n";
+    m += ".SH SEE ALSO\n.BR stallscope (1)\n";
+    return m;
 }
 
 int usageError(const Command& command, const std::string& message, std::ostream& err) {
     if (!message.empty()) err << "stallscope-cli: " << message << "\n";
     err << "usage:\n" << command.usage << "(stallscope-cli --help for all commands)\n";
     return 2;
+}
+
+namespace {
+bool g_quiet = false;
+}
+bool quiet() {
+    return g_quiet;
+}
+void setQuiet(bool on) {
+    g_quiet = on;
 }
 
 bool Args::value(std::string& out) {

@@ -94,13 +94,14 @@ void waitForTheEnd(capture::Recording& rec, bool hasCommand, std::ostream& err) 
             rec.stop();
             stopped = true;
         }
-        if (now - lastPrint > (tty ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000))) {
+        if (!quiet() && now - lastPrint > (tty ? std::chrono::milliseconds(500)
+                                               : std::chrono::milliseconds(10000))) {
             err << (tty ? "\r" : "") << progressLine(st) << (tty ? "   " : "\n") << std::flush;
             lastPrint = now;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    if (tty) err << "\r" << progressLine(rec.status()) << "   \n";
+    if (tty && !quiet()) err << "\r" << progressLine(rec.status()) << "   \n";
 }
 
 void writeSummary(std::ostream& out, const model::Trace& t, const capture::RecordStatus& st, bool hasCommand) {

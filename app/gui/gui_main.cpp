@@ -1,14 +1,23 @@
 // stallscope: the desktop application.
-//   stallscope [PATH]
+//   stallscope [PATH...]          several files (a file manager's selection) open as one session
+//   stallscope --man              the man page (troff), from the --help text
+//   stallscope --render-icon OUT.png --size NxN   the application icon at that size (packaging)
 //   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view
 //   timeline|flame|stats|ranks|collectives] [--theme light|dark] PATH
 #include "main_window.h"
+#include "preferences.h"
 #include "screenshot.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QIcon>
+#include <QImage>
+#include <QPainter>
+#include <QSvgRenderer>
+#include <QTemporaryDir>
 
 #include <cstdio>
 #include <cstdlib>
@@ -30,7 +39,11 @@ int main(int argc, char** argv) {
     p.setApplicationDescription("Why is my GPU idle? Opens PyTorch profiler traces and explains them.");
     p.addHelpOption();
     p.addVersionOption();
-    p.addPositionalArgument("path", "a .json / .json.gz trace or a TensorBoard log folder");
+    p.addPositionalArgument(
+        "path",
+        "a .json / .json.gz trace or a TensorBoard log folder; several traces open as "
+        "one session of ranks",
+        "[PATH...]");
     const QCommandLineOption shot("screenshot", "render the main window to OUT.png and exit", "OUT.png");
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
@@ -39,11 +52,65 @@ int main(int argc, char** argv) {
                                   "collectives (the ranks side by side)",
                                   "VIEW", "timeline");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
-    p.addOptions({shot, size, finding, view, theme});
+    const QCommandLineOption man("man", "print the man page (troff) and exit");
+    const QCommandLineOption icon(
+        "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
+    p.addOptions({shot, size, finding, view, theme, man, icon});
     p.process(app);
 
-    const QString t = p.value(theme);
-    const ThemeMode mode = t == "dark" ? ThemeMode::Dark : t == "light" ? ThemeMode::Light : ThemeMode::System;
+    if (p.isSet(man)) {
+        // The man page is the --help text, in troff.
+        QString help = p.helpText();
+        help.replace(QCoreApplication::arguments().constFirst(), QStringLiteral("stallscope"));
+        help.replace('\\', "\\e").replace('-', "\\-");
+        QStringList lines = help.split('\n');
+        for (QString& l : lines)
+            if (l.startsWith('.') || l.startsWith('\'')) l.prepend("\\&");
+        std::printf(".TH STALLSCOPE 1 \"%s\" \"stallscope %s\" \"User Commands\"\n"
+                    ".SH NAME\nstallscope \\- why is my GPU idle? PyTorch trace diagnostics, "
+                    "desktop application\n"
+                    ".SH DESCRIPTION\nStallscope opens torch.profiler / TensorBoard traces, draws "
+                    "CPU and GPU "
+                    "timelines and flame graphs, finds idle gaps, blocking copies, launch\\-bound "
+                    "stretches, "
+                    "data\\-loading stalls and host syncs, and annotates each with its cost and "
+                    "the PyTorch fix. "
+                    "Help \\(-> Keyboard Shortcuts lists the keys.\n"
+                    ".SH USAGE\n.nf\n%s\n.fi\n"
+                    ".SH FILES\n.TP\n.I ~/.config/Stallscope/Stallscope.conf\nSettings: window "
+                    "layout, theme, recent "
+                    "files, last folder.\n"
+                    ".SH SEE ALSO\n.BR stallscope\\-cli (1)\n",
+                    STALLSCOPE_RELEASE_DATE, STALLSCOPE_VERSION, qPrintable(lines.join('\n')));
+        return 0;
+    }
+    if (p.isSet(icon)) {
+        const QStringList wh = p.value(size).split('x');
+        const int px = wh.size() == 2 ? wh[0].toInt() : 0;
+        if (px < 8 || px > 1024 || wh[1].toInt() != px) {
+            std::fprintf(stderr, "stallscope: --render-icon needs --size NxN (8..1024)\n");
+            return 2;
+        }
+        QSvgRenderer svg(QStringLiteral(":/icons/stallscope.svg"));
+        QImage img(px, px, QImage::Format_ARGB32_Premultiplied);
+        img.fill(Qt::transparent);
+        QPainter painter(&img);
+        painter.setRenderHint(QPainter::Antialiasing);
+        svg.render(&painter, QRectF(0, 0, px, px));
+        painter.end();
+        if (!img.save(p.value(icon))) {
+            std::fprintf(stderr, "stallscope: cannot write %s\n", qPrintable(p.value(icon)));
+            return 1;
+        }
+        return 0;
+    }
+
+    // --theme, else the one chosen last time (Preferences, View ▸ Theme).
+    const QString t = p.isSet(theme) ? p.value(theme) : QString();
+    const ThemeMode mode = t == "dark"                      ? ThemeMode::Dark
+                           : t == "light"                   ? ThemeMode::Light
+                           : t == "system" || p.isSet(shot) ? ThemeMode::System
+                                                            : settings::theme();
     const QStringList args = p.positionalArguments();
 
     if (p.isSet(shot)) {
@@ -62,7 +129,7 @@ int main(int argc, char** argv) {
         }
         o.finding = p.value(finding).toInt();
         o.view = p.value(view);
-        o.theme = t == "system" ? ThemeMode::Light : mode;
+        o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);
         QString error;
         const int rc = takeScreenshot(o, &error);
@@ -73,6 +140,12 @@ int main(int argc, char** argv) {
     Theme::apply(app, mode);
     MainWindow w;
     w.show();
-    if (!args.isEmpty()) w.openPath(args.front());
+    // Several traces (a file manager's selection): one session. None: the last one, when the
+    // preferences say so.
+    if (!args.isEmpty())
+        w.openPaths(args);
+    else if (settings::reopenLast() && !settings::lastSession().isEmpty() &&
+             QFileInfo::exists(settings::lastSession()))
+        w.openPath(settings::lastSession());
     return QApplication::exec();
 }

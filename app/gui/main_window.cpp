@@ -1,4 +1,5 @@
 #include "main_window.h"
+#include "preferences.h"
 
 #include "findings_panel.h"
 #include "live_recording.h"
@@ -7,9 +8,12 @@
 #include "report_export.h"
 #include "timeline/timeline_view.h"
 
+#include <QCloseEvent>
 #include <QComboBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
+#include <QFile>
 #include <QFileInfo>
 #include <QLabel>
 #include <QLineEdit>
@@ -17,6 +21,7 @@
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -39,10 +44,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     resize(1600, 1000);
     m_worker = new LoadWorker(this);
     m_export = new ReportExport(this);
-    connect(m_export, &ReportExport::finished, this, [this](const QString& path, bool ok, const QString& error) {
-        if (ok) m_status->setText(tr("Report written: %1").arg(path));
-        else showError(tr("Could not write %1: %2").arg(QFileInfo(path).fileName(), error));
-    });
+    connect(m_export, &ReportExport::finished, this,
+            [this](const QString& path, bool ok, const QString& error) {
+                if (ok) {
+                    m_lastExportFolder = QFileInfo(path).absolutePath();
+                    if (m_openFolderAction) m_openFolderAction->setEnabled(true);
+                    m_status->setText(
+                        tr("Report written: %1 (File ▸ Open Containing Folder)").arg(path));
+                } else {
+                    showError(tr("Could not write %1: %2").arg(QFileInfo(path).fileName(), error));
+                }
+            });
     createWidgets();
     createActions();
     connect(m_worker, &LoadWorker::progress, this, [this](double f, const QString& what) {
@@ -57,6 +69,33 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         showError(tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg));
         m_status->setText(tr("Open failed"));
     });
+    // The layout of the last run (window size and place, the dock and the toolbar).
+    QSettings s;
+    if (s.contains("window/geometry")) restoreGeometry(s.value("window/geometry").toByteArray());
+    if (s.contains("window/state")) restoreState(s.value("window/state").toByteArray());
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings s;
+    s.setValue("window/geometry", saveGeometry());
+    s.setValue("window/state", saveState());
+    QMainWindow::closeEvent(e);
+}
+
+void MainWindow::openPaths(const QStringList& paths) {
+    if (paths.size() == 1) return openPath(paths.front());
+    if (paths.isEmpty()) return;
+    m_selection =
+        std::make_unique<QTemporaryDir>(QDir::temp().filePath("stallscope-selection-XXXXXX"));
+    if (!m_selection->isValid()) return openPath(paths.front());
+    int n = 0;
+    for (const QString& p : paths) {
+        const QFileInfo fi(p);
+        QFile::link(
+            fi.absoluteFilePath(),
+            m_selection->filePath(QString("%1-%2").arg(n++, 3, 10, QChar('0')).arg(fi.fileName())));
+    }
+    openPath(m_selection->path());
 }
 
 MainWindow::~MainWindow() = default;
@@ -130,6 +169,8 @@ void MainWindow::createWidgets() {
 }
 
 void MainWindow::openPath(const QString& path) {
+    settings::setLastFolder(path);
+    if (!m_selection || !path.startsWith(m_selection->path())) settings::setLastSession(path);
     m_banner->hide();
     m_loadingPath = path;
     m_progress->setValue(0);
@@ -381,8 +422,10 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
 }
 
 void MainWindow::dropEvent(QDropEvent* e) {
-    const auto urls = e->mimeData()->urls();
-    if (!urls.isEmpty() && urls.front().isLocalFile()) openPath(urls.front().toLocalFile());
+    QStringList paths;
+    for (const QUrl& u : e->mimeData()->urls())
+        if (u.isLocalFile()) paths << u.toLocalFile();
+    openPaths(paths);
 }
 
 } // namespace stallscope::gui

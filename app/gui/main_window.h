@@ -9,11 +9,13 @@
 #include "stallscope/capture/recorder.h"
 
 #include <QMainWindow>
+#include <QTemporaryDir>
 
 #include <memory>
 #include <vector>
 
 class QAction;
+class QActionGroup;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -41,6 +43,20 @@ public:
 
     /// Loads a file or folder on the worker thread.
     void openPath(const QString& path);
+    /// Several traces (a file manager's selection, a drop): one session, as a folder of ranks
+    /// is (a folder of links, kept while the window lives); one path: openPath.
+    void openPaths(const QStringList& paths);
+    /// The folder of the last report written (File ▸ Open Containing Folder), empty before.
+    [[nodiscard]] QString lastExportFolder() const { return m_lastExportFolder; }
+    [[nodiscard]] QAction* openFolderAction() const { return m_openFolderAction; }
+    /// The keyboard shortcut sheet's text (HTML): every menu action with a shortcut, then the
+    /// timeline's own keys.
+    [[nodiscard]] QString shortcutSheetHtml() const;
+    /// Help ▸ What do the findings mean?: the Markdown shown (from docs/analysis.md).
+    [[nodiscard]] static QString findingsHelpMarkdown();
+    void showShortcuts();
+    void showFindingsHelp();
+    void showPreferences();
     /// Shows an already loaded document (the headless screenshot path uses this directly).
     void setDocument(std::shared_ptr<Document> doc);
     void showRank(int index);
@@ -74,6 +90,7 @@ public:
     [[nodiscard]] bool loading() const;
 
 protected:
+    void closeEvent(QCloseEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -92,7 +109,6 @@ private:
     void fillSteps();
     void showRanksOnly();
     void showStepColumn(int column);
-    void showShortcuts();
     void showAbout();
     void updateSearchLabel();
 
@@ -121,6 +137,10 @@ private:
     QMenu* m_recentMenu = nullptr;
     QAction* m_rankComboAction = nullptr;
     QString m_loadingPath;
+    QString m_lastExportFolder;
+    QAction* m_openFolderAction = nullptr;
+    QActionGroup* m_themeGroup = nullptr;
+    std::unique_ptr<QTemporaryDir> m_selection; // openPaths' folder of links
 };
 
 } // namespace stallscope::gui

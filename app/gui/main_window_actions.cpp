@@ -2,6 +2,7 @@
 #include "main_window.h"
 
 #include "attach_dialog.h"
+#include "preferences.h"
 #include "record_dialog.h"
 #include "report_export.h"
 
@@ -11,8 +12,11 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QComboBox>
+#include <QDesktopServices>
 #include <QDialog>
 #include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
@@ -22,7 +26,9 @@
 #include <QSettings>
 #include <QTextBrowser>
 #include <QToolBar>
+#include <QUrl>
 #include <QVBoxLayout>
+#include <functional>
 
 namespace stallscope::gui {
 
@@ -34,14 +40,16 @@ void MainWindow::createActions() {
 void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(QIcon::fromTheme("document-open"), tr("&Open…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Open a trace"), QString(),
-            tr("PyTorch profiler traces (*.json *.json.gz *.pt.trace.json *.pt.trace.json.gz);;All files (*)"));
+        const QString path =
+            QFileDialog::getOpenFileName(this, tr("Open a trace"), settings::lastFolder(),
+                                         tr("PyTorch profiler traces (*.json *.json.gz "
+                                            "*.pt.trace.json *.pt.trace.json.gz);;All files (*)"));
         if (!path.isEmpty()) openPath(path);
     });
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Open &Folder…"), this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, tr("Open a TensorBoard log folder"));
+        const QString dir = QFileDialog::getExistingDirectory(
+            this, tr("Open a TensorBoard log folder"), settings::lastFolder());
         if (!dir.isEmpty()) openPath(dir);
     });
     file->addAction(tr("&Record…"), QKeySequence(Qt::CTRL | Qt::Key_R), this, [this] {
@@ -68,15 +76,28 @@ void MainWindow::createMenus() {
     m_exportAction = file->addAction(tr("&Export Report…"), QKeySequence(Qt::CTRL | Qt::Key_E), this, [this] {
         if (!m_doc) return;
         QString filter;
-        const QString suggested = QFileInfo(m_doc->path).completeBaseName().section('.', 0, 0) + ".html";
+        const QString suggested =
+            QDir(settings::lastFolder())
+                .filePath(QFileInfo(m_doc->path).completeBaseName().section('.', 0, 0) + "." +
+                          settings::exportFormat());
         const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
                                                           ReportExport::fileFilters(), &filter);
         if (!path.isEmpty()) exportReport(path, filter);
     });
     m_exportAction->setEnabled(false);
+    m_openFolderAction = file->addAction(tr("Open &Containing Folder"), this, [this] {
+        if (!m_lastExportFolder.isEmpty())
+            QDesktopServices::openUrl(QUrl::fromLocalFile(m_lastExportFolder));
+    });
+    m_openFolderAction->setToolTip(tr("The folder of the last report written"));
+    m_openFolderAction->setEnabled(false);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
     quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+    edit->addAction(tr("&Preferences…"), QKeySequence(Qt::CTRL | Qt::Key_Comma), this,
+                    &MainWindow::showPreferences);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(tr("Fit &all"), QKeySequence(Qt::Key_0), this, [this] { m_timeline->fitAll(); });
@@ -86,14 +107,15 @@ void MainWindow::createMenus() {
     for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetShortcut);  // the timeline handles its keys
     view->addSeparator();
     QMenu* theme = view->addMenu(tr("&Theme"));
-    auto* group = new QActionGroup(this);
+    auto* group = m_themeGroup = new QActionGroup(this);
     const std::pair<QString, ThemeMode> modes[] = {{tr("Follow the system"), ThemeMode::System},
                                                    {tr("Light"), ThemeMode::Light},
                                                    {tr("Dark"), ThemeMode::Dark}};
     for (const auto& [label, mode] : modes) {
         QAction* a = theme->addAction(label, this, [this, m = mode] { setThemeMode(m); });
         a->setCheckable(true);
-        a->setChecked(mode == ThemeMode::System);
+        a->setChecked(mode == settings::theme());
+        a->setData(int(mode));
         group->addAction(a);
     }
 
@@ -121,7 +143,10 @@ void MainWindow::createMenus() {
     });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard shortcuts"), QKeySequence(Qt::Key_Question), this, &MainWindow::showShortcuts);
+    help->addAction(tr("What do the &findings mean?"), QKeySequence::HelpContents, this,
+                    &MainWindow::showFindingsHelp);
+    help->addAction(tr("&Keyboard Shortcuts"), QKeySequence(Qt::Key_Question), this,
+                    &MainWindow::showShortcuts);
     help->addAction(tr("&About Stallscope"), this, &MainWindow::showAbout);
 }
 
@@ -206,7 +231,7 @@ void MainWindow::addRecent(const QString& path) {
     const QString abs = QFileInfo(path).absoluteFilePath();
     list.removeAll(abs);
     list.prepend(abs);
-    while (list.size() > 10) list.removeLast();
+    while (list.size() > settings::recentCount()) list.removeLast();
     s.setValue("recent", list);
     updateRecentMenu();
 }
@@ -219,6 +244,9 @@ void MainWindow::updateRecentMenu() {
 }
 
 void MainWindow::setThemeMode(ThemeMode mode) {
+    settings::setTheme(mode);
+    if (m_themeGroup)
+        for (QAction* a : m_themeGroup->actions()) a->setChecked(a->data().toInt() == int(mode));
     Theme::apply(*qApp, mode);
     // Views paint with Theme::current(); models with coloured icons reset.
     if (m_doc) {
@@ -229,33 +257,102 @@ void MainWindow::setThemeMode(ThemeMode mode) {
     update();
 }
 
+QString MainWindow::shortcutSheetHtml() const {
+    QString rows;
+    auto row = [&rows](const QString& keys, const QString& what) {
+        rows += "<tr><td style='padding-right:16px'><b>" + keys.toHtmlEscaped() + "</b></td><td>" +
+                what.toHtmlEscaped() + "</td></tr>";
+    };
+    // Every menu action with a shortcut, as the menus show them.
+    std::function<void(const QMenu*, const QString&)> walk = [&](const QMenu* menu,
+                                                                 const QString& path) {
+        for (const QAction* a : menu->actions()) {
+            const QString name = QString(a->text()).remove('&').remove(QStringLiteral("…"));
+            if (a->menu())
+                walk(a->menu(), path + name + " ▸ ");
+            else if (!a->shortcut().isEmpty())
+                row(a->shortcut().toString(QKeySequence::NativeText), path + name);
+        }
+    };
+    QString html = "<h3>" + tr("Menus") + "</h3><table>";
+    for (const QAction* top : menuBar()->actions())
+        if (top->menu()) walk(top->menu(), QString(top->text()).remove('&') + " ▸ ");
+    html += rows + "</table>";
+    rows.clear();
+    row(tr("W / S"), tr("zoom in / out at the mouse"));
+    row(tr("A / D"), tr("pan left / right"));
+    row(tr("Ctrl + wheel"), tr("zoom at the mouse"));
+    row(tr("Shift + wheel"), tr("pan"));
+    row(tr("drag"), tr("pan the timeline"));
+    row(tr("drag on the ruler, Shift + drag"),
+        tr("select a time range (statistics in the Range tab)"));
+    row(tr("click / double click"), tr("select an event / zoom to it"));
+    row(tr("Home"), tr("fit the whole window"));
+    row(tr("Esc"), tr("clear the selection"));
+    html += "<h3>" + tr("Timeline") + "</h3><table>" + rows + "</table>";
+    return html;
+}
+
 void MainWindow::showShortcuts() {
     QDialog d(this);
-    d.setWindowTitle(tr("Keyboard shortcuts"));
+    d.setObjectName("shortcutSheet");
+    d.setWindowTitle(tr("Keyboard Shortcuts"));
     auto* l = new QVBoxLayout(&d);
     auto* b = new QTextBrowser(&d);
-    b->setHtml(tr(
-        "<table cellpadding='3'>"
-        "<tr><td><b>W / S</b></td><td>zoom in / out at the mouse</td></tr>"
-        "<tr><td><b>A / D</b></td><td>pan left / right</td></tr>"
-        "<tr><td><b>Ctrl + wheel</b></td><td>zoom at the mouse</td></tr>"
-        "<tr><td><b>Shift + wheel</b></td><td>pan</td></tr>"
-        "<tr><td><b>drag</b></td><td>pan the timeline</td></tr>"
-        "<tr><td><b>drag on the ruler, Shift + drag</b></td><td>select a time range (statistics in the Range tab)</td></tr>"
-        "<tr><td><b>click / double click</b></td><td>select an event / zoom to it</td></tr>"
-        "<tr><td><b>F</b></td><td>fit the selection</td></tr>"
-        "<tr><td><b>0 / Home</b></td><td>fit the whole window</td></tr>"
-        "<tr><td><b>Esc</b></td><td>clear the selection</td></tr>"
-        "<tr><td><b>Ctrl + F, F3, Shift + F3</b></td><td>search events, next / previous match</td></tr>"
-        "<tr><td><b>N / Shift + N</b></td><td>next / previous finding</td></tr>"
-        "<tr><td><b>Ctrl + O</b></td><td>open a trace or folder</td></tr>"
-        "</table>"));
+    b->setHtml(shortcutSheetHtml());
     l->addWidget(b);
     auto* bb = new QDialogButtonBox(QDialogButtonBox::Close, &d);
     connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
     l->addWidget(bb);
-    d.resize(520, 460);
+    d.resize(620, 640);
     d.exec();
+}
+
+QString MainWindow::findingsHelpMarkdown() {
+    // The user-facing sections of docs/analysis.md (compiled in): how idle time is attributed,
+    // what each finding means, how savings are estimated.
+    QFile f(QStringLiteral(":/docs/analysis.md"));
+    if (!f.open(QIODevice::ReadOnly)) return tr("The findings reference was not built in.");
+    const QString all = QString::fromUtf8(f.readAll());
+    QString out = "# " + tr("What do the findings mean?") + "\n\n" +
+                  tr("From Stallscope's analysis reference (docs/analysis.md).") + "\n\n";
+    for (const char* heading : {"## Idle-cause attribution", "## Findings", "## What-if replay"}) {
+        const qsizetype at = all.indexOf(QLatin1String(heading));
+        if (at < 0) continue;
+        const qsizetype next = all.indexOf(QLatin1String("\n## "), at + 3);
+        out += all.mid(at, next < 0 ? -1 : next - at) + "\n\n";
+    }
+    return out;
+}
+
+void MainWindow::showFindingsHelp() {
+    QDialog d(this);
+    d.setObjectName("findingsHelp");
+    d.setWindowTitle(tr("What do the findings mean?"));
+    auto* l = new QVBoxLayout(&d);
+    auto* b = new QTextBrowser(&d);
+    b->setOpenExternalLinks(true);
+    b->setMarkdown(findingsHelpMarkdown());
+    l->addWidget(b);
+    auto* bb = new QDialogButtonBox(QDialogButtonBox::Close, &d);
+    connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    l->addWidget(bb);
+    d.resize(900, 760);
+    d.exec();
+}
+
+void MainWindow::showPreferences() {
+    PreferencesDialog d(this);
+    connect(&d, &PreferencesDialog::clearRecentRequested, this, [this] {
+        QSettings().remove("recent");
+        updateRecentMenu();
+    });
+    if (d.exec() != QDialog::Accepted) return;
+    setThemeMode(settings::theme());
+    QStringList list = QSettings().value("recent").toStringList();
+    while (list.size() > settings::recentCount()) list.removeLast();
+    QSettings().setValue("recent", list);
+    updateRecentMenu();
 }
 
 void MainWindow::showAbout() {

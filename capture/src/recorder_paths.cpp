@@ -38,7 +38,7 @@ std::filesystem::path injectionLibraryPath() {
 std::filesystem::path demoExecutablePath() {
     if (const char* e = std::getenv("STALLSCOPE_DEMO"); e && *e) return e;
     const std::filesystem::path file = kDemoFile;
-    return besideExecutable({file, "../app" / file});
+    return besideExecutable({file, "../lib/stallscope" / file, "../app" / file});
 }
 
 std::string captureFeatureLine() {

@@ -48,6 +48,52 @@ private Q_SLOTS:
             QVERIFY2(own.startsWith("usage:\n  " + QByteArray(c)), own.constData());
         }
     }
+    void standardStreamsQuietAndManPage() {
+        // "-": the trace on standard input (gzip told by its magic), same analysis as the file.
+        QFile gz(sample());
+        QVERIFY(gz.open(QIODevice::ReadOnly));
+        const QByteArray bytes = gz.readAll();
+        QProcess p;
+        p.start(cli(), {"analyze", "--json", "-"});
+        p.write(bytes);
+        p.closeWriteChannel();
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 0);
+        const QJsonArray fromStdin = QJsonDocument::fromJson(p.readAllStandardOutput()).array();
+        QByteArray out;
+        QCOMPARE(run({"analyze", "--json", sample()}, &out), 0);
+        const QJsonArray fromFile = QJsonDocument::fromJson(out).array();
+        QCOMPARE(fromStdin.size(), 1);
+        QCOMPARE(fromStdin[0].toObject()["findings"], fromFile[0].toObject()["findings"]);
+        QCOMPARE(fromStdin[0].toObject()["steps"], fromFile[0].toObject()["steps"]);
+        // "-o -": the report on standard output, the command's own lines on stderr.
+        QByteArray err;
+        QCOMPARE(run({"report", "--format", "md", "-o", "-", sample()}, &out, &err), 0);
+        QVERIFY2(out.startsWith("# Stallscope report"), out.left(200).constData());
+        QVERIFY(!out.contains("Wrote "));
+        QCOMPARE(run({"report", "-o", "-", sample()}, &out), 0);
+        QVERIFY(out.startsWith("<!DOCTYPE html>"));
+        // -q: no progress lines, errors still said (attach with nothing polling, on a socket
+        // folder of this test's own).
+        QTemporaryDir dir;
+        qputenv("KINETO_IPC_SOCKET_DIR", dir.path().toUtf8());
+        QCOMPARE(run({"record", "--attach", "--wait", "0.3"}, nullptr, &err), 1);
+        QVERIFY2(err.contains("stallscope: waiting for PyTorch processes"), err.constData());
+        QCOMPARE(run({"-q", "record", "--attach", "--wait", "0.3"}, nullptr, &err), 1);
+        QVERIFY2(!err.contains("stallscope: waiting"), err.constData());
+        QVERIFY(err.contains("stallscope-cli: no PyTorch process polled"));
+        qunsetenv("KINETO_IPC_SOCKET_DIR");
+        // The man page comes from the --help text: every command, the exit codes.
+        QCOMPARE(run({"help", "--man"}, &out), 0);
+        QVERIFY(out.startsWith(".TH STALLSCOPE\\-CLI 1"));
+        for (const char* c : {"info", "analyze", "merge", "report", "record"})
+            QVERIFY2(out.contains(QByteArray(".SS ") + c), c);
+        QVERIFY(out.contains(".SH EXIT STATUS"));
+        QVERIFY(out.contains("a CI gate failed"));
+        QByteArray help;
+        QCOMPARE(run({"--help"}, &help), 0);
+        QVERIFY(help.contains("exit codes: 0 ok"));
+    }
     void unreadableInputExitsOne() {
         QByteArray err;
         QCOMPARE(run({"info", "/nonexistent.json"}, nullptr, &err), 1);

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Checks the Debian packages of scripts/package.sh as a user's machine would see them, without
+# installing anything: every package is unpacked (dpkg-deb -x) into one temporary root and run
+# from there, so nothing may depend on the build folder.
+#  * stallscope-cli --version finds the injection library (and the demo) under the root;
+#    info and analyze on a real trace; the man page and completion are there;
+#  * stallscope --screenshot (offscreen) on the bundled sample, from the root;
+#  * desktop-file-validate, appstreamcli validate, the MIME database built in the root and
+#    looked up for *.pt.trace.json, *.pt.trace.json.gz and *.summary.json, icons in the
+#    hicolor sizes;
+#  * lintian: every tag it reports must be explained in docs/packaging.md (packaging/lintian-explained).
+# Usage: scripts/check-packages.sh DIR_WITH_DEBS
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR="${1:?usage: check-packages.sh DIR}"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+R="$TMP/root"
+mkdir -p "$R"
+fail=0
+say() { printf 'check-packages: %s\n' "$*"; }
+bad() { say "FAIL: $*"; fail=1; }
+
+shopt -s nullglob
+debs=("$DIR"/*.deb)
+[ ${#debs[@]} -gt 0 ] || { say "FAIL: no .deb in $DIR"; exit 1; }
+for d in "${debs[@]}"; do
+  dpkg-deb -x "$d" "$R"
+  say "$(dpkg-deb -f "$d" Package) $(dpkg-deb -f "$d" Version): Depends: $(dpkg-deb -f "$d" Depends)"
+done
+
+CLI="$R/usr/bin/stallscope-cli"
+GUI="$R/usr/bin/stallscope"
+if [ -x "$CLI" ]; then
+  v="$("$CLI" --version)"
+  grep -q "live GPU capture: built ($R/usr/lib/stallscope/libstallscope_cupti_injection.so)" <<<"$v" ||
+    bad "the unpacked CLI does not find its injection library: $v"
+  if [ -e "$R/usr/lib/stallscope/stallscope-demo" ]; then
+    grep -q "LibTorch demos (record --demo): $R/usr/lib/stallscope/stallscope-demo" <<<"$v" ||
+      bad "the unpacked CLI does not find the demo: $v"
+  fi
+  TRACE="$(find "${STALLSCOPE_SHARED_TRACES:-../shared/traces}/hta/df_index_resolver" -name '*.json*' 2>/dev/null | sort | head -1 || true)"
+  [ -z "$TRACE" ] && TRACE="resources/samples/synthetic_training.pt.trace.json.gz"
+  "$CLI" info "$TRACE" >/dev/null || bad "info $TRACE"
+  "$CLI" analyze --json "$TRACE" >"$TMP/a.json" || bad "analyze $TRACE"
+  [ -f "$R/usr/share/man/man1/stallscope-cli.1.gz" ] || bad "no stallscope-cli.1.gz"
+  zcat "$R/usr/share/man/man1/stallscope-cli.1.gz" | man -l - >/dev/null 2>"$TMP/man.txt" || bad "man stallscope-cli: $(cat "$TMP/man.txt")"
+  [ -f "$R/usr/share/bash-completion/completions/stallscope-cli" ] || bad "no bash completion for stallscope-cli"
+  [ -f "$R/usr/share/stallscope/workloads/data_loading.py" ] || bad "no workloads"
+  say "stallscope-cli runs from the unpacked root: $(head -1 <<<"$v"), info and analyze on $(basename "$TRACE")"
+else
+  bad "no stallscope-cli package"
+fi
+
+if [ -x "$GUI" ]; then
+  if ! QT_QPA_PLATFORM=offscreen "$GUI" --screenshot "$TMP/gui.png" --size 1200x800 \
+      resources/samples/synthetic_training.pt.trace.json.gz >"$TMP/gui.txt" 2>&1 || [ ! -s "$TMP/gui.png" ]; then
+    bad "the unpacked GUI: $(tail -3 "$TMP/gui.txt")"
+  fi
+  [ -f "$R/usr/share/man/man1/stallscope.1.gz" ] || bad "no stallscope.1.gz"
+  zcat "$R/usr/share/man/man1/stallscope.1.gz" | man -l - >/dev/null 2>"$TMP/man.txt" || bad "man stallscope: $(cat "$TMP/man.txt")"
+  desktop="$R/usr/share/applications/io.github.stallscope.Stallscope.desktop"
+  desktop-file-validate "$desktop" || bad "desktop-file-validate"
+  appstreamcli validate --no-net "$R/usr/share/metainfo/io.github.stallscope.Stallscope.metainfo.xml" >"$TMP/as.txt" 2>&1 ||
+    bad "appstreamcli validate: $(cat "$TMP/as.txt")"
+  for px in 16 22 24 32 48 64 128 256; do
+    f="$R/usr/share/icons/hicolor/${px}x${px}/apps/stallscope.png"
+    if [ ! -f "$f" ] || ! file -b "$f" | grep -q "${px} x ${px}"; then bad "icon ${px}x${px}: $(file -b "$f" 2>&1)"; fi
+  done
+  [ -f "$R/usr/share/icons/hicolor/scalable/apps/stallscope.svg" ] || bad "no scalable icon"
+  # The MIME database of the root, and a lookup by file name as xdg-mime does (globs2).
+  update-mime-database "$R/usr/share/mime" >/dev/null 2>&1 || bad "update-mime-database"
+  lookup() { # file name -> MIME type, by the longest matching glob
+    local name="$1" best="" bestlen=0 w t g
+    while IFS=: read -r w t g; do
+      [[ "$w" == \#* ]] && continue
+      # shellcheck disable=SC2053
+      if [[ "$name" == $g ]] && ((${#g} > bestlen)); then best="$t"; bestlen=${#g}; fi
+    done <"$R/usr/share/mime/globs2"
+    echo "$best"
+  }
+  for pair in "run.pt.trace.json:application/x-pytorch-trace" "run.pt.trace.json.gz:application/x-pytorch-trace" \
+              "rank3.summary.json:application/x-stallscope-rank-summary"; do
+    got="$(lookup "${pair%%:*}")"
+    [ "$got" = "${pair#*:}" ] || bad "MIME type of ${pair%%:*}: '$got', not ${pair#*:}"
+  done
+  grep -q "MimeType=.*application/x-pytorch-trace" "$desktop" || bad "the desktop file does not open traces"
+  say "stallscope runs from the unpacked root (offscreen screenshot), desktop file, AppStream, MIME types, icons: checked"
+else
+  say "no stallscope package (no GUI build)"
+fi
+
+# lintian: tags not explained in docs/packaging.md fail.
+if command -v lintian >/dev/null 2>&1; then
+  for d in "${debs[@]}"; do
+    lintian --no-tag-display-limit "$d" 2>/dev/null | awk '{print $1" "$3}' | sort -u >>"$TMP/lintian.txt" || true
+  done
+  while read -r level tag; do
+    [ -n "$tag" ] || continue
+    if grep -qx "$tag" packaging/lintian-explained; then
+      say "lintian $level $tag (explained in docs/packaging.md)"
+    else
+      bad "lintian $level $tag is not explained in docs/packaging.md"
+    fi
+  done <"$TMP/lintian.txt"
+else
+  bad "lintian is not installed (scripts/setup-deps.sh installs it)"
+fi
+[ "$fail" -eq 0 ] || { say "FAILED"; exit 1; }
+say "OK: ${#debs[@]} packages"
