@@ -96,6 +96,9 @@ add_custom_target(stallscope_changelog ALL DEPENDS ${CMAKE_BINARY_DIR}/changelog
 
 # ---- CPack: one .deb per component present in this build
 set(CPACK_GENERATOR DEB)
+# Each component's description's first line is its synopsis (CPackDeb puts the package-wide
+# summary first otherwise).
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "")
 set(CPACK_PACKAGE_NAME stallscope)
 set(CPACK_PACKAGE_VENDOR "Stallscope developers")
 set(CPACK_PACKAGE_CONTACT "Stallscope developers <stallscope@users.noreply.github.com>")
@@ -128,30 +131,30 @@ set(CPACK_COMPONENTS_ALL ${components})
 
 set(CPACK_DEBIAN_CLI_PACKAGE_NAME stallscope-cli)
 set(CPACK_COMPONENT_CLI_DESCRIPTION "Why is my GPU idle? PyTorch trace diagnostics, command line
- stallscope-cli reads torch.profiler / TensorBoard traces (Kineto JSON, plain
- or gzip) and explains why the GPU sat idle: data loading, blocking copies,
- host syncs, launch-bound stretches, logging. It records live GPU sessions
- (CUPTI) or attaches to a running PyTorch job (Kineto's daemon protocol),
- writes HTML, Markdown and JSON reports and gates CI on regressions.
- No Qt needed: suited to GPU servers.")
+stallscope-cli reads torch.profiler / TensorBoard traces (Kineto JSON, plain
+or gzip) and explains why the GPU sat idle: data loading, blocking copies,
+host syncs, launch-bound stretches, logging. It records live GPU sessions
+(CUPTI) or attaches to a running PyTorch job (Kineto's daemon protocol),
+writes HTML, Markdown and JSON reports and gates CI on regressions.
+No Qt needed: suited to GPU servers.")
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_CLI_PACKAGE_SUGGESTS "stallscope, python3-torch")
 
 set(CPACK_DEBIAN_GUI_PACKAGE_NAME stallscope)
 set(CPACK_COMPONENT_GUI_DESCRIPTION "Why is my GPU idle? PyTorch trace diagnostics, desktop application
- Stallscope opens torch.profiler / TensorBoard traces, draws CPU and GPU
- timelines and flame graphs, finds idle gaps, blocking host-to-device copies,
- launch-bound stretches, data-loading stalls and host syncs, and annotates
- each with its measured cost and the PyTorch fix.")
+Stallscope opens torch.profiler / TensorBoard traces, draws CPU and GPU
+timelines and flame graphs, finds idle gaps, blocking host-to-device copies,
+launch-bound stretches, data-loading stalls and host syncs, and annotates
+each with its measured cost and the PyTorch fix.")
 set(CPACK_DEBIAN_GUI_PACKAGE_RECOMMENDS "stallscope-cli (= ${PROJECT_VERSION}-1)")
 set(CPACK_DEBIAN_GUI_PACKAGE_SUGGESTS "stallscope-demo")
 
 set(CPACK_DEBIAN_DEMO_PACKAGE_NAME stallscope-demo)
 set(CPACK_COMPONENT_DEMO_DESCRIPTION "Stallscope's LibTorch demo workloads
- Small LibTorch training loops that reproduce GPU stalls on purpose (data
- loading, .item() logging, small batches, pageable copies, FP32 without
- autocast), each with its fix, for stallscope-cli record --demo NAME and the
- GUI's Record dialog.")
+Small LibTorch training loops that reproduce GPU stalls on purpose (data
+loading, .item() logging, small batches, pageable copies, FP32 without
+autocast), each with its fix, for stallscope-cli record --demo NAME and the
+GUI's Record dialog.")
 set(CPACK_DEBIAN_DEMO_PACKAGE_RECOMMENDS "stallscope-cli (= ${PROJECT_VERSION}-1)")
 
 if(DEFINED STALLSCOPE_CLI_DEPENDS)

@@ -27,14 +27,24 @@ debs=("$DIR"/*.deb)
 for d in "${debs[@]}"; do
   dpkg-deb -x "$d" "$R"
   say "$(dpkg-deb -f "$d" Package) $(dpkg-deb -f "$d" Version): Depends: $(dpkg-deb -f "$d" Depends)"
+  dpkg-deb -f "$d" Depends | grep -q "libc6" || bad "$(basename "$d") has binaries but no Depends on libc6"
+  # Its own synopsis on the Description's first line, the body indented by one space.
+  desc="$(dpkg-deb -f "$d" Description)"
+  if [ "$(head -1 <<<"$desc")" = "" ] || grep -q '^  ' <<<"$desc"; then
+    bad "$(basename "$d"): malformed Description: $(head -3 <<<"$desc")"
+  fi
 done
 
 CLI="$R/usr/bin/stallscope-cli"
 GUI="$R/usr/bin/stallscope"
 if [ -x "$CLI" ]; then
   v="$("$CLI" --version)"
-  grep -q "live GPU capture: built ($R/usr/lib/stallscope/libstallscope_cupti_injection.so)" <<<"$v" ||
-    bad "the unpacked CLI does not find its injection library: $v"
+  if [ -f "$R/usr/lib/stallscope/libstallscope_cupti_injection.so" ]; then
+    grep -q "live GPU capture: built ($R/usr/lib/stallscope/libstallscope_cupti_injection.so)" <<<"$v" ||
+      bad "the unpacked CLI does not find its injection library: $v"
+  else
+    grep -q "live GPU capture: not built" <<<"$v" || bad "no injection library packed, yet the CLI says: $v"
+  fi
   if [ -e "$R/usr/lib/stallscope/stallscope-demo" ]; then
     grep -q "LibTorch demos (record --demo): $R/usr/lib/stallscope/stallscope-demo" <<<"$v" ||
       bad "the unpacked CLI does not find the demo: $v"
@@ -44,8 +54,25 @@ if [ -x "$CLI" ]; then
   "$CLI" info "$TRACE" >/dev/null || bad "info $TRACE"
   "$CLI" analyze --json "$TRACE" >"$TMP/a.json" || bad "analyze $TRACE"
   [ -f "$R/usr/share/man/man1/stallscope-cli.1.gz" ] || bad "no stallscope-cli.1.gz"
-  zcat "$R/usr/share/man/man1/stallscope-cli.1.gz" | man -l - >/dev/null 2>"$TMP/man.txt" || bad "man stallscope-cli: $(cat "$TMP/man.txt")"
+  zcat "$R/usr/share/man/man1/stallscope-cli.1.gz" | groff -man -ww -z 2>"$TMP/man.txt"
+  [ ! -s "$TMP/man.txt" ] || bad "man stallscope-cli: $(cat "$TMP/man.txt")"
   [ -f "$R/usr/share/bash-completion/completions/stallscope-cli" ] || bad "no bash completion for stallscope-cli"
+  # The completion as bash runs it: commands, a command's options (from its --help), values.
+  complete_words() { # words... -> COMPREPLY, one per line
+    bash -c 'source /usr/share/bash-completion/bash_completion
+             source "$1"; shift
+             COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+             _stallscope_cli; printf "%s\n" "${COMPREPLY[@]}"' _ "$R/usr/share/bash-completion/completions/stallscope-cli" "$@"
+  }
+  if [ -f /usr/share/bash-completion/bash_completion ]; then
+    complete_words "$CLI" an | grep -qx analyze || bad "completion: stallscope-cli an<TAB> does not give analyze"
+    complete_words "$CLI" -q re | grep -qx report || bad "completion: stallscope-cli -q re<TAB> does not give report"
+    complete_words "$CLI" record --att | grep -qx -- --attach || bad "completion: record --att<TAB> does not give --attach"
+    complete_words "$CLI" report --format p | grep -qx pdf || bad "completion: report --format p<TAB> does not give pdf"
+    say "bash completion: commands, options from each command's --help, option values"
+  else
+    bad "bash-completion is not installed (scripts/setup-deps.sh installs it)"
+  fi
   [ -f "$R/usr/share/stallscope/workloads/data_loading.py" ] || bad "no workloads"
   say "stallscope-cli runs from the unpacked root: $(head -1 <<<"$v"), info and analyze on $(basename "$TRACE")"
 else
@@ -58,7 +85,8 @@ if [ -x "$GUI" ]; then
     bad "the unpacked GUI: $(tail -3 "$TMP/gui.txt")"
   fi
   [ -f "$R/usr/share/man/man1/stallscope.1.gz" ] || bad "no stallscope.1.gz"
-  zcat "$R/usr/share/man/man1/stallscope.1.gz" | man -l - >/dev/null 2>"$TMP/man.txt" || bad "man stallscope: $(cat "$TMP/man.txt")"
+  zcat "$R/usr/share/man/man1/stallscope.1.gz" | groff -man -ww -z 2>"$TMP/man.txt"
+  [ ! -s "$TMP/man.txt" ] || bad "man stallscope: $(cat "$TMP/man.txt")"
   desktop="$R/usr/share/applications/io.github.stallscope.Stallscope.desktop"
   desktop-file-validate "$desktop" || bad "desktop-file-validate"
   appstreamcli validate --no-net "$R/usr/share/metainfo/io.github.stallscope.Stallscope.metainfo.xml" >"$TMP/as.txt" 2>&1 ||
@@ -93,7 +121,15 @@ fi
 # lintian: tags not explained in docs/packaging.md fail.
 if command -v lintian >/dev/null 2>&1; then
   for d in "${debs[@]}"; do
-    lintian --no-tag-display-limit "$d" 2>/dev/null | awk '{print $1" "$3}' | sort -u >>"$TMP/lintian.txt" || true
+    # Exit 1: lintian itself failed; 2: tags at its --fail-on level (listed below, judged here).
+    set +e
+    lintian --tag-display-limit 0 "$d" >"$TMP/lintian-one.txt" 2>"$TMP/lintian-err.txt"
+    rc=$?
+    set -e
+    if [ "$rc" -eq 1 ] || [ "$rc" -gt 2 ]; then
+      bad "lintian failed on $(basename "$d"): $(tail -3 "$TMP/lintian-err.txt")"
+    fi
+    awk '{print $1" "$3}' "$TMP/lintian-one.txt" | sort -u >>"$TMP/lintian.txt"
   done
   while read -r level tag; do
     [ -n "$tag" ] || continue

@@ -28,7 +28,11 @@ cp build/headless/app/stallscope-cli "$STAGE/"
 cp build/headless/capture/cupti/libstallscope_cupti_injection.so "$STAGE/" 2>/dev/null || true
 ELF=(-e stallscope-cli)
 if [ -f "$STAGE/libstallscope_cupti_injection.so" ]; then ELF+=(-e libstallscope_cupti_injection.so); fi
-DEPENDS="$(cd "$STAGE" && dpkg-shlibdeps -O --ignore-missing-info "${ELF[@]}" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')"
+DEPENDS="$(cd "$STAGE" && dpkg-shlibdeps -O --ignore-missing-info "${ELF[@]}" | sed -n 's/^shlibs:Depends=//p')"
+if [ -z "$DEPENDS" ]; then
+  echo "package.sh: dpkg-shlibdeps gave no Depends for stallscope-cli" >&2
+  exit 1
+fi
 echo "package: stallscope-cli Depends: $DEPENDS"
 cmake --preset headless -DSTALLSCOPE_CLI_DEPENDS="$DEPENDS" >/dev/null
 

@@ -16,7 +16,7 @@ PKGS=(
   chromium
   shellcheck python3-yaml
   python3-torch
-  dpkg-dev lintian desktop-file-utils appstream shared-mime-info file man-db
+  dpkg-dev lintian desktop-file-utils appstream shared-mime-info file man-db bash-completion
   libtorch-dev
 )
 

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -58,17 +59,15 @@ std::string outputExtension(const std::string& cmd, const std::vector<std::strin
 } // namespace
 
 int main(int argc, char** argv) {
-    // -q / --quiet anywhere before a recorded program's own arguments ("--").
+    // -q / --quiet before the command word (after it, the words are the command's, and a
+    // recorded program's own -q stays its own).
     std::vector<std::string> all;
-    bool dashdash = false;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        dashdash = dashdash || a == "--";
-        if (!dashdash && (a == "-q" || a == "--quiet"))
-            setQuiet(true);
-        else
-            all.emplace_back(a);
-    }
+    int first = 1;
+    for (; first < argc &&
+           (std::string(argv[first]) == "-q" || std::string(argv[first]) == "--quiet");
+         ++first)
+        setQuiet(true);
+    for (int i = first; i < argc; ++i) all.emplace_back(argv[i]);
     if (all.empty()) {
         std::cerr << usageText();
         return 2;
@@ -108,11 +107,33 @@ int main(int argc, char** argv) {
     }
     std::vector<std::string> rest(all.begin() + 1, all.end());
     StdStreams streams;
+    if (cmd == "record") {
+        for (size_t i = 0; i + 1 < rest.size() && rest[i] != "--"; ++i)
+            if ((rest[i] == "-o" || rest[i] == "--output") && rest[i + 1] == "-") {
+                std::cerr << "stallscope-cli: -o - (standard output) is for report; record writes "
+                             "a trace file\n";
+                return 2;
+            }
+    }
     if (cmd != "record") {
         for (size_t i = 0; i < rest.size(); ++i) {
             std::string error;
             const bool isOutput = i > 0 && (rest[i - 1] == "-o" || rest[i - 1] == "--output");
             if (rest[i] != "-") continue;
+            // "-" is a PATH (standard input) or -o's value (standard output), nothing else:
+            // as another option's value it would be taken for a file named "-".
+            if (i > 0 && (rest[i - 1] == "--report" || rest[i - 1] == "--summaries" ||
+                          rest[i - 1] == "--baseline")) {
+                std::cerr << "stallscope-cli: - stands for standard input (a PATH) or output (-o "
+                             "-), not for "
+                          << rest[i - 1] << "'s value\n";
+                return 2;
+            }
+            if (isOutput && (cmd == "analyze" || cmd == "merge")) {
+                std::cerr << "stallscope-cli: -o - (standard output) is for report; " << cmd
+                          << " writes files (or folders) of its own\n";
+                return 2;
+            }
             if (isOutput) {
                 if (!streams.makeDir())
                     return std::cerr << "stallscope-cli: cannot create a temporary folder\n", 1;

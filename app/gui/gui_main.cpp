@@ -28,12 +28,18 @@ using namespace stallscope::gui;
 int main(int argc, char** argv) {
     // Screenshots run headless unless a platform was chosen explicitly.
     for (int i = 1; i < argc; ++i)
-        if (!std::strcmp(argv[i], "--screenshot") && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+        if ((!std::strcmp(argv[i], "--screenshot") || !std::strcmp(argv[i], "--man") ||
+             !std::strcmp(argv[i], "--render-icon") || !std::strcmp(argv[i], "--help") ||
+             !std::strcmp(argv[i], "-h")) &&
+            !std::getenv("QT_QPA_PLATFORM"))
+            setenv("QT_QPA_PLATFORM", "offscreen", 1);
     QApplication app(argc, argv);
     QApplication::setApplicationName("Stallscope");
     QApplication::setOrganizationName("Stallscope");
     QApplication::setApplicationVersion(STALLSCOPE_VERSION);
     QApplication::setWindowIcon(QIcon(":/icons/stallscope.svg"));
+    QGuiApplication::setDesktopFileName(
+        "io.github.stallscope.Stallscope"); // Wayland: the icon and name
 
     QCommandLineParser p;
     p.setApplicationDescription("Why is my GPU idle? Opens PyTorch profiler traces and explains them.");
@@ -139,6 +145,7 @@ int main(int argc, char** argv) {
 
     Theme::apply(app, mode);
     MainWindow w;
+    w.restoreLayout();
     w.show();
     // Several traces (a file manager's selection): one session. None: the last one, when the
     // preferences say so.

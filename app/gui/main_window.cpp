@@ -69,7 +69,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         showError(tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg));
         m_status->setText(tr("Open failed"));
     });
-    // The layout of the last run (window size and place, the dock and the toolbar).
+}
+
+void MainWindow::restoreLayout() {
     QSettings s;
     if (s.contains("window/geometry")) restoreGeometry(s.value("window/geometry").toByteArray());
     if (s.contains("window/state")) restoreState(s.value("window/state").toByteArray());
@@ -82,20 +84,38 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     QMainWindow::closeEvent(e);
 }
 
+bool MainWindow::isSelection(const QString& path) const {
+    for (const auto& d : m_selections)
+        if (path.startsWith(d->path())) return true;
+    return false;
+}
+
 void MainWindow::openPaths(const QStringList& paths) {
     if (paths.size() == 1) return openPath(paths.front());
     if (paths.isEmpty()) return;
-    m_selection =
+    // Each selection's folder lives as long as the window: a rank loaded on demand later still
+    // finds its link.
+    auto dir =
         std::make_unique<QTemporaryDir>(QDir::temp().filePath("stallscope-selection-XXXXXX"));
-    if (!m_selection->isValid()) return openPath(paths.front());
+    bool linked = dir->isValid();
     int n = 0;
     for (const QString& p : paths) {
         const QFileInfo fi(p);
-        QFile::link(
-            fi.absoluteFilePath(),
-            m_selection->filePath(QString("%1-%2").arg(n++, 3, 10, QChar('0')).arg(fi.fileName())));
+        linked = linked &&
+                 QFile::link(fi.absoluteFilePath(),
+                             dir->filePath(
+                                 QString("%1-%2").arg(n++, 3, 10, QChar('0')).arg(fi.fileName())));
     }
-    openPath(m_selection->path());
+    if (!linked) {
+        showError(tr("Cannot open %1 files as one session (no temporary folder of links); opened "
+                     "the first")
+                      .arg(paths.size()));
+        return openPath(paths.front());
+    }
+    settings::setLastFolder(paths.front());
+    const QString folder = dir->path();
+    m_selections.push_back(std::move(dir));
+    openPath(folder);
 }
 
 MainWindow::~MainWindow() = default;
@@ -169,8 +189,10 @@ void MainWindow::createWidgets() {
 }
 
 void MainWindow::openPath(const QString& path) {
-    settings::setLastFolder(path);
-    if (!m_selection || !path.startsWith(m_selection->path())) settings::setLastSession(path);
+    if (!isSelection(path)) {
+        settings::setLastFolder(path);
+        settings::setLastSession(path);
+    }
     m_banner->hide();
     m_loadingPath = path;
     m_progress->setValue(0);
@@ -183,7 +205,7 @@ void MainWindow::openPath(const QString& path) {
 void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
     m_progress->hide();
     m_cancel->hide();
-    addRecent(doc->path);
+    if (!isSelection(doc->path)) addRecent(doc->path);
     setDocument(std::move(doc));
     if (m_pendingStep >= 0) showStepColumn(m_pendingStep);
     m_pendingStep = -1;
@@ -221,7 +243,9 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
     }
     if (!m_doc || m_doc->traces.empty()) return;
     for (int i = 0; i < m_tabs->count(); ++i) m_tabs->setTabEnabled(i, true);
-    setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
+    setWindowTitle(isSelection(m_doc->path)
+                       ? tr("%1 files — Stallscope").arg(m_doc->traces.size())
+                       : QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
     m_rankCombo->blockSignals(true);
     m_rankCombo->clear();
     for (const LoadedTrace& lt : m_doc->traces)

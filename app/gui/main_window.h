@@ -46,6 +46,9 @@ public:
     /// Several traces (a file manager's selection, a drop): one session, as a folder of ranks
     /// is (a folder of links, kept while the window lives); one path: openPath.
     void openPaths(const QStringList& paths);
+    /// The window layout of the last run (geometry, dock, toolbar): the interactive start
+    /// restores it; screenshots and tests keep theirs.
+    void restoreLayout();
     /// The folder of the last report written (File ▸ Open Containing Folder), empty before.
     [[nodiscard]] QString lastExportFolder() const { return m_lastExportFolder; }
     [[nodiscard]] QAction* openFolderAction() const { return m_openFolderAction; }
@@ -140,7 +143,8 @@ private:
     QString m_lastExportFolder;
     QAction* m_openFolderAction = nullptr;
     QActionGroup* m_themeGroup = nullptr;
-    std::unique_ptr<QTemporaryDir> m_selection; // openPaths' folder of links
+    std::vector<std::unique_ptr<QTemporaryDir>> m_selections; // openPaths' folders of links
+    bool isSelection(const QString& path) const;
 };
 
 } // namespace stallscope::gui
