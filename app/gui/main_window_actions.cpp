@@ -293,19 +293,30 @@ QString MainWindow::shortcutSheetHtml() const {
     return html;
 }
 
-void MainWindow::showShortcuts() {
-    QDialog d(this);
-    d.setObjectName("shortcutSheet");
-    d.setWindowTitle(tr("Keyboard Shortcuts"));
+namespace {
+
+/// A modal page of text with a Close button (the shortcut sheet, the findings help).
+void showTextPage(QWidget* parent, const QString& objectName, const QString& title, QSize size,
+                  const std::function<void(QTextBrowser*)>& fill) {
+    QDialog d(parent);
+    d.setObjectName(objectName);
+    d.setWindowTitle(title);
     auto* l = new QVBoxLayout(&d);
     auto* b = new QTextBrowser(&d);
-    b->setHtml(shortcutSheetHtml());
+    fill(b);
     l->addWidget(b);
     auto* bb = new QDialogButtonBox(QDialogButtonBox::Close, &d);
-    connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
+    QObject::connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
     l->addWidget(bb);
-    d.resize(620, 640);
+    d.resize(size);
     d.exec();
+}
+
+} // namespace
+
+void MainWindow::showShortcuts() {
+    showTextPage(this, "shortcutSheet", tr("Keyboard Shortcuts"), QSize(620, 640),
+                 [this](QTextBrowser* b) { b->setHtml(shortcutSheetHtml()); });
 }
 
 QString MainWindow::findingsHelpMarkdown() {
@@ -326,19 +337,11 @@ QString MainWindow::findingsHelpMarkdown() {
 }
 
 void MainWindow::showFindingsHelp() {
-    QDialog d(this);
-    d.setObjectName("findingsHelp");
-    d.setWindowTitle(tr("What do the findings mean?"));
-    auto* l = new QVBoxLayout(&d);
-    auto* b = new QTextBrowser(&d);
-    b->setOpenExternalLinks(true);
-    b->setMarkdown(findingsHelpMarkdown());
-    l->addWidget(b);
-    auto* bb = new QDialogButtonBox(QDialogButtonBox::Close, &d);
-    connect(bb, &QDialogButtonBox::rejected, &d, &QDialog::reject);
-    l->addWidget(bb);
-    d.resize(900, 760);
-    d.exec();
+    showTextPage(this, "findingsHelp", tr("What do the findings mean?"), QSize(900, 760),
+                 [](QTextBrowser* b) {
+                     b->setOpenExternalLinks(true);
+                     b->setMarkdown(findingsHelpMarkdown());
+                 });
 }
 
 void MainWindow::showPreferences() {
