@@ -1,12 +1,12 @@
 // Timeline render benchmark (../shared/spec/performance.md: one full repaint of a 1920x1080 view
 // <= 16 ms at any zoom on a 10 M-event trace; first paint <= 100 ms after import).
 //
-// Builds a synthetic training trace in memory (ProfilerStep > op > child op > launch call on
-// the main thread, one kernel per launch on a stream, a DataLoader thread), analyses it, and
-// times full repaints of the timeline at three zooms: the whole trace, one step and 100 us,
-// each at 12 positions. The baseline, measured in the same run, is a naive renderer that
-// fills one rectangle per visible event (no level of detail): the ratio says what the
-// level of detail buys. With --trace FILE it also times the main window's first paint of a
+// Builds a synthetic training trace in memory (synthetic_trace.h: ProfilerStep > op > child op >
+// launch call on the main thread, one kernel per launch on a stream, a DataLoader thread),
+// analyses it, and times full repaints of the timeline at three zooms: the whole trace, one
+// step and 100 us, each at 12 positions. The baseline, measured in the same run, is a naive
+// renderer that fills one rectangle per visible event (no level of detail): the ratio says
+// what the level of detail buys. With --trace FILE it also times the main window's first paint of a
 // real trace (document ready -> pixels).
 //
 //   bench_render [--events N] [--trace FILE] [--only whole|step|us100]   (prints one JSON line)
@@ -16,7 +16,7 @@
 #include "timeline/timeline_view.h"
 
 #include "stallscope/analysis/analysis.h"
-#include "stallscope/model/trace_builder.h"
+#include "synthetic_trace.h"
 
 #include <QApplication>
 #include <QImage>
@@ -26,7 +26,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <string>
 
 using namespace stallscope;
@@ -36,75 +35,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-struct Synthetic {
-    std::shared_ptr<const model::Trace> trace;
-    int64_t stepNs = 0;
-};
-
-/// About `events` events: 4 per op group, 500 groups per step.
-Synthetic makeTrace(size_t events) {
-    model::TraceBuilder b;
-    const auto proc = b.process(model::RowKey{100, {}});
-    const auto main = b.track(proc, model::RowKey{1, {}});
-    const auto loader = b.track(proc, model::RowKey{2, {}});
-    const auto gpu = b.process(model::RowKey{0, {}});
-    const auto stream = b.track(gpu, model::RowKey{7, {}});
-    const auto cpuOp = b.intern("cpu_op"), ann = b.intern("user_annotation"), rt = b.intern("cuda_runtime"),
-               kcat = b.intern("kernel");
-    const auto launch = b.intern("cudaLaunchKernel");
-    std::vector<model::StringId> ops, children, kernels;
-    for (int i = 0; i < 40; ++i) {
-        ops.push_back(b.intern("aten::op_" + std::to_string(i)));
-        children.push_back(b.intern("aten::_child_" + std::to_string(i)));
-        kernels.push_back(b.intern("void kernel_" + std::to_string(i) + "<float, 128>(float const*, float*, int)"));
-    }
-    std::mt19937_64 rng(42);
-    const size_t groupsPerStep = 500;
-    const size_t steps = std::max<size_t>(1, events / (groupsPerStep * 4));
-    int64_t t = 1'000'000'000;
-    uint32_t corr = 1;
-    auto add = [&](int64_t s, int64_t d, model::TrackId tr, model::StringId name, model::StringId cat,
-                   model::EventKind kind, uint32_t c = model::SliceTable::kNoCorrelation) {
-        model::SliceRow r;
-        r.start = s;
-        r.dur = d;
-        r.track = tr;
-        r.name = name;
-        r.category = cat;
-        r.kind = kind;
-        r.correlation = c;
-        b.appendSlice(r);
-    };
-    Synthetic out;
-    for (size_t st = 0; st < steps; ++st) {
-        const int64_t stepStart = t;
-        int64_t gpuT = t + 30'000;
-        for (size_t g = 0; g < groupsPerStep; ++g) {
-            const size_t k = rng() % 40;
-            const int64_t opDur = 8'000 + int64_t(rng() % 30'000);
-            add(t + 1'000, opDur, main, ops[k], cpuOp, model::EventKind::CpuOp);
-            add(t + 2'000, opDur - 2'000, main, children[k], cpuOp, model::EventKind::CpuOp);
-            add(t + 3'000, 4'000, main, launch, rt, model::EventKind::Runtime, corr);
-            const int64_t kDur = 2'000 + int64_t(rng() % 40'000);
-            gpuT = std::max(gpuT, t + 10'000) + 500;
-            add(gpuT, kDur, stream, kernels[k], kcat, model::EventKind::Kernel, corr);
-            gpuT += kDur;
-            ++corr;
-            t += opDur + 2'000;
-        }
-        const int64_t dl = 3'000'000;
-        add(t, dl, loader, b.intern("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), ann,
-            model::EventKind::UserAnnotation);
-        t += dl;
-        add(stepStart, t - stepStart, main, b.intern("ProfilerStep#" + std::to_string(st)), ann,
-            model::EventKind::UserAnnotation);
-        out.stepNs = t - stepStart;
-        t = std::max(t, gpuT) + 10'000;
-    }
-    out.trace = b.finish();
-    return out;
-}
 
 struct Frames {
     double p50 = 0, max = 0;
@@ -170,7 +100,7 @@ int main(int argc, char** argv) {
     Theme::apply(app, ThemeMode::Light);
 
     auto t0 = Clock::now();
-    const Synthetic syn = makeTrace(events);
+    const bench::SyntheticTrace syn = bench::makeSyntheticTrace(events);
     const double buildMs = msSince(t0);
     t0 = Clock::now();
     auto analysis = std::make_shared<analysis::AnalysisResult>(analysis::analyze(*syn.trace));
