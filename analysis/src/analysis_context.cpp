@@ -10,7 +10,35 @@ namespace stallscope::analysis::detail {
 
 using namespace model;
 
+void ByCorrelation::build(const std::vector<CorrelationEntry>& index) {
+    m_index = &index;
+    m_first.clear();
+    // Sorted by correlation; kNoCorrelation is never in it.
+    if (index.empty() || index.back().correlation >= 4 * index.size() + 4096) return;
+    m_first.assign(size_t(index.back().correlation) + 1, UINT32_MAX);
+    for (size_t i = index.size(); i-- > 0;) m_first[index[i].correlation] = uint32_t(i);
+}
+
+std::span<const CorrelationEntry> ByCorrelation::find(uint32_t corr) const {
+    if (corr == SliceTable::kNoCorrelation || !m_index) return {};
+    const std::vector<CorrelationEntry>& index = *m_index;
+    size_t lo = 0;
+    if (!m_first.empty()) {
+        if (corr >= m_first.size() || m_first[corr] == UINT32_MAX) return {};
+        lo = m_first[corr];
+    } else {
+        lo = size_t(std::lower_bound(index.begin(), index.end(), CorrelationEntry{corr, SliceId(0)}) -
+                    index.begin());
+    }
+    size_t hi = lo;
+    while (hi < index.size() && index[hi].correlation == corr) ++hi;
+    return {index.data() + lo, hi - lo};
+}
+
 Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o) {
+    m_launches.build(t.launchIndex());
+    m_gpuWork.build(t.gpuIndex());
+    classifyNames();
     collectDevices();
     findSteps();
     resolveWindow();
@@ -32,13 +60,9 @@ bool Context::anyNamed(NameClass c) const {
     return (*m_rareNames & c) != 0;
 }
 
-uint32_t Context::nameClass(uint32_t slice) const {
-    const StringId id = trace.slices().name[slice];
-    if (m_nameClass.size() <= id.index()) m_nameClass.resize(trace.strings().size(), 0);
-    uint32_t& c = m_nameClass[id.index()];
-    if (c & kNcKnown) return c;
-    const std::string_view n = trace.str(id);
-    c = kNcKnown;
+namespace {
+uint32_t classifyName(std::string_view n) {
+    uint32_t c = kNcKnown;
     if (names::isDataLoader(n)) c |= kNcDataLoader;
     if (names::isInputPreparation(n)) c |= kNcInputPrep;
     if (names::isOptimizer(n)) c |= kNcOptimizer;
@@ -61,6 +85,16 @@ uint32_t Context::nameClass(uint32_t slice) const {
     if (names::isCaptureBegin(n)) c |= kNcCaptureBegin;
     if (names::isCaptureEnd(n)) c |= kNcCaptureEnd;
     return c;
+}
+} // namespace
+
+// Every name a slice has, classified once: the string pool also holds categories, process
+// and thread names, which no rule is asked about.
+void Context::classifyNames() {
+    m_nameClass.assign(trace.strings().size(), 0);
+    for (const StringId id : trace.slices().name) m_nameClass[id.index()] = 1;
+    for (uint32_t i = 0; i < m_nameClass.size(); ++i)
+        if (m_nameClass[i]) m_nameClass[i] = classifyName(trace.str(StringId(i)));
 }
 
 int32_t Context::deviceOf(uint32_t slice) const {
@@ -85,37 +119,43 @@ void Context::collectDevices() {
         if (tr.kind != TrackKind::GpuStream) continue;
         const int32_t dev = trace.process(tr.process).gpuDevice;
         if (options.device >= 0 && dev != options.device) continue;
-        bool any = false;
+        DeviceActivity* d = nullptr; // created by the track's first GPU work
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
             if (!isGpuWork(s.kind[i])) continue;
-            DeviceActivity& d = byDevice[dev];
-            d.device = dev;
-            d.work.push_back(i);
-            any = true;
+            if (!d) {
+                d = &byDevice[dev];
+                d->device = dev;
+            }
+            d->work.push_back(i);
         }
-        if (any) byDevice[dev].streams.push_back(TrackId(ti));
+        if (d) d->streams.push_back(TrackId(ti));
     }
+    std::vector<size_t> launchesPerThread(trace.tracks().size(), 0);
     for (auto& [dev, d] : byDevice) {
-        std::sort(d.work.begin(), d.work.end(), [&s](uint32_t a, uint32_t b) {
+        // By start, then slice: one stream's work is in start order already.
+        auto byStart = [&s](uint32_t a, uint32_t b) {
             return s.start[a] != s.start[b] ? s.start[a] < s.start[b] : a < b;
-        });
+        };
+        if (!std::is_sorted(d.work.begin(), d.work.end(), byStart))
+            std::sort(d.work.begin(), d.work.end(), byStart);
         Intervals all, kernels;
         all.reserve(d.work.size());
         d.launch.reserve(d.work.size());
-        std::map<uint32_t, size_t> launchesPerThread;
+        std::fill(launchesPerThread.begin(), launchesPerThread.end(), 0);
         for (uint32_t w : d.work) {
             const Interval iv{s.start[w], s.start[w] + s.dur[w]};
             all.push_back(iv);
             if (s.kind[w] == EventKind::Kernel) kernels.push_back(iv);
-            const SliceId l = trace.launchOf(SliceId(w));
+            const SliceId l = launchOf(w);
             d.launch.push_back(l);
-            if (l.valid()) ++launchesPerThread[s.track[l.index()].value];
+            if (l.valid()) ++launchesPerThread[s.track[l.index()].index()];
         }
         d.busy = mergeIntervals(std::move(all));
         d.kernelBusy = mergeIntervals(std::move(kernels));
-        size_t best = 0;
-        for (const auto& [track, n] : launchesPerThread)
-            if (n > best) best = n, d.mainLaunchThread = TrackId(track);
+        size_t best = 0; // the first thread (by track) with the most launches
+        for (uint32_t track = 0; track < launchesPerThread.size(); ++track)
+            if (launchesPerThread[track] > best)
+                best = launchesPerThread[track], d.mainLaunchThread = TrackId(track);
         devices.push_back(std::move(d));
     }
 }
@@ -127,6 +167,7 @@ void Context::findSteps() {
         const TrackInfo& tr = trace.tracks()[ti];
         if (tr.kind == TrackKind::GpuStream) continue;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (!(nameClass(i) & kNcProfilerStep)) continue; // profilerStepNumber() >= 0
             const int64_t n = names::profilerStepNumber(trace.str(s.name[i]));
             if (n < 0) continue;
             auto [it, inserted] = byNumber.try_emplace(n);
@@ -159,7 +200,7 @@ void Context::findSteps() {
             clippedAtRecordEnd = true;
         }
     }
-    for (Step& st : steps) st.gpuEndNs = gpuEndOfLaunchesIn(trace, options.device, st.startNs, st.endNs);
+    for (Step& st : steps) st.gpuEndNs = gpuEndOfLaunchesIn(st.startNs, st.endNs);
 }
 
 namespace {
@@ -231,7 +272,11 @@ void Context::findIterations() {
     }
 }
 
-int64_t gpuEndOfLaunchesIn(const Trace& t, int32_t device, int64_t lo, int64_t hi) {
+/// End of the GPU work (on the analysed device, or any) launched by calls starting inside
+/// [lo, hi]; at least hi.
+int64_t Context::gpuEndOfLaunchesIn(int64_t lo, int64_t hi) const {
+    const Trace& t = trace;
+    const int32_t device = options.device;
     const SliceTable& s = t.slices();
     int64_t end = hi;
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
@@ -242,7 +287,7 @@ int64_t gpuEndOfLaunchesIn(const Trace& t, int32_t device, int64_t lo, int64_t h
         const auto e = static_cast<uint32_t>(std::upper_bound(first, last, hi) - s.start.begin());
         for (uint32_t i = b; i < e; ++i) {
             if (!isLaunchSide(s.kind[i])) continue;
-            for (const CorrelationEntry& g : t.gpuWorkOf(SliceId(i))) {
+            for (const CorrelationEntry& g : gpuWorkOf(i)) {
                 const uint32_t w = g.slice.index();
                 if (!isGpuWork(s.kind[w])) continue;
                 if (device >= 0) {
@@ -328,8 +373,13 @@ void Context::resolveWindow() {
 void Context::markLaunchers() {
     const SliceTable& s = trace.slices();
     launchesGpu.assign(s.size(), false);
+    // Both indexes are sorted by correlation: a launch started GPU work when the GPU index
+    // holds its correlation (what gpuWorkOf() finds), found by walking the two together.
+    const std::vector<CorrelationEntry>& gpu = trace.gpuIndex();
+    size_t g = 0;
     for (const CorrelationEntry& e : trace.launchIndex()) {
-        if (trace.gpuWorkOf(e.slice).empty()) continue;
+        while (g < gpu.size() && gpu[g].correlation < e.correlation) ++g;
+        if (g == gpu.size() || gpu[g].correlation != e.correlation) continue;
         SliceId p = e.slice;
         while (p.valid() && !launchesGpu[p.index()]) {
             launchesGpu[p.index()] = true;

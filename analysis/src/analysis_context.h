@@ -3,6 +3,7 @@
 #include "stallscope/analysis/analysis.h"
 
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace stallscope::analysis::detail {
@@ -45,6 +46,20 @@ struct DeviceActivity {
     TrackId mainLaunchThread;          // the thread that launched most of this device's work
 };
 
+/// A correlation index of the trace (launch side or GPU side) looked up by correlation in
+/// a table when the correlations are dense (as Kineto numbers them), by binary search
+/// otherwise: what Trace::launchOf() and Trace::gpuWorkOf() return, without the search.
+class ByCorrelation {
+public:
+    void build(const std::vector<model::CorrelationEntry>& index);
+    /// The entries with correlation `corr` (empty for none or kNoCorrelation).
+    [[nodiscard]] std::span<const model::CorrelationEntry> find(uint32_t corr) const;
+
+private:
+    const std::vector<model::CorrelationEntry>* m_index = nullptr;
+    std::vector<uint32_t> m_first; // by correlation: position of its first entry; empty when sparse
+};
+
 class Context {
 public:
     Context(const model::Trace& trace, const AnalysisOptions& options);
@@ -65,13 +80,28 @@ public:
     [[nodiscard]] std::string_view name(uint32_t slice) const {
         return trace.str(trace.slices().name[slice]);
     }
-    /// Name classes of a slice's name (cached per distinct name).
-    [[nodiscard]] uint32_t nameClass(uint32_t slice) const;
+    /// Name classes of a slice's name (evaluated once per distinct name, when the context
+    /// is built: a table lookup here, and the context stays read-only for threads).
+    [[nodiscard]] uint32_t nameClass(uint32_t slice) const {
+        return m_nameClass[trace.slices().name[slice].index()];
+    }
     [[nodiscard]] bool is(uint32_t slice, NameClass c) const { return (nameClass(slice) & c) != 0; }
     /// Whether any string of the trace is of class `c`, for the rare classes (compile
     /// phases, compiled regions, capture calls): one pass over the string pool, so the
     /// detectors that need them skip their pass over the slices on the usual trace.
     [[nodiscard]] bool anyNamed(NameClass c) const;
+    /// Trace::launchOf() and Trace::gpuWorkOf() of slice `s`, through the tables.
+    [[nodiscard]] SliceId launchOf(uint32_t s) const {
+        const auto e = m_launches.find(trace.slices().correlation[s]);
+        return e.empty() ? SliceId() : e.front().slice;
+    }
+    [[nodiscard]] std::span<const model::CorrelationEntry> gpuWorkOf(uint32_t s) const {
+        return m_gpuWork.find(trace.slices().correlation[s]);
+    }
+    /// The launch-side entries with correlation `corr`.
+    [[nodiscard]] std::span<const model::CorrelationEntry> launchesWith(uint32_t corr) const {
+        return m_launches.find(corr);
+    }
     [[nodiscard]] int64_t start(uint32_t s) const { return trace.slices().start[s]; }
     [[nodiscard]] int64_t end(uint32_t s) const { return trace.slices().start[s] + trace.slices().dur[s]; }
     [[nodiscard]] model::EventKind kind(uint32_t s) const { return trace.slices().kind[s]; }
@@ -83,8 +113,11 @@ public:
     [[nodiscard]] int64_t windowLength() const { return window.length(); }
 
 private:
-    mutable std::vector<uint32_t> m_nameClass;   // by StringId
+    std::vector<uint32_t> m_nameClass;           // by StringId; 0 for names no slice has
     mutable std::optional<uint32_t> m_rareNames; // anyNamed's classes present
+    ByCorrelation m_launches, m_gpuWork;
+    [[nodiscard]] int64_t gpuEndOfLaunchesIn(int64_t lo, int64_t hi) const;
+    void classifyNames();
     void collectDevices();
     void findSteps();
     void findIterations();
@@ -92,8 +125,5 @@ private:
     void markLaunchers();
 };
 
-/// End of the GPU work (on `device`, or any when -1) launched by calls starting inside
-/// [lo, hi]; at least hi.
-int64_t gpuEndOfLaunchesIn(const model::Trace& t, int32_t device, int64_t lo, int64_t hi);
 
 } // namespace stallscope::analysis::detail

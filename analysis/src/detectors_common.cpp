@@ -30,7 +30,7 @@ std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int
 
 Precision kernelOperatorPrecision(const Context& c, uint32_t kernel,
                                   std::map<uint32_t, Precision>& cache, size_t& budget) {
-    const SliceId launch = c.trace.launchOf(SliceId(kernel));
+    const SliceId launch = c.launchOf(kernel);
     if (!launch.valid()) return Precision::Unknown;
     const SliceId op = c.trace.enclosingOp(launch);
     if (!op.valid()) return Precision::Unknown;

@@ -76,7 +76,7 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
             if (s.kind[w] != EventKind::Memcpy || s.start[w] < c.window.startNs || s.start[w] >= c.window.endNs) continue;
             const CopyInfo ci = parseCopyName(c.trace.str(s.name[w]));
             if (ci.direction != CopyDirection::HtoD) continue;
-            const SliceId l = c.trace.launchOf(SliceId(w));
+            const SliceId l = c.launchOf(w);
             const bool syncCall = l.valid() && c.is(l.index(), kNcSyncCopy);
             const int64_t b = s.extra[w] == SliceExtra::kNone ? 0 : static_cast<int64_t>(s.extra[w]);
             if (ci.src != MemoryKind::Pageable && !(syncCall && b > c.options.thresholds.syncCopyMinBytes)) continue;
@@ -98,7 +98,7 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         f.ranges = longestRanges(mergeIntervals(std::move(ranges)), 12);
         for (size_t i = 0; i < copies.size() && f.evidence.size() < 40; ++i) {
             f.evidence.push_back(copies[i]);
-            const SliceId l = c.trace.launchOf(copies[i]);
+            const SliceId l = c.launchOf(copies[i].index());
             if (l.valid()) f.evidence.push_back(l);
         }
         const double gbs = copyNs > 0 ? double(bytes) / double(copyNs) : 0;
@@ -119,7 +119,7 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
                         [&] {
                             SliceId longestCall; // the copy call that blocked longest
                             for (SliceId cp : copies) {
-                                const SliceId l = c.trace.launchOf(cp);
+                                const SliceId l = c.launchOf(cp.index());
                                 if (l.valid() && (!longestCall.valid() ||
                                                   s.dur[l.index()] > s.dur[longestCall.index()]))
                                     longestCall = l;
@@ -230,7 +230,7 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
     auto isSyncCopyOut = [&](uint32_t i) {
         const bool sync = c.is(i, kNcSyncCopy);
         if (!sync && !(c.is(i, kNcCopy) && isLaunchSide(s.kind[i]))) return false;
-        const auto work = c.trace.gpuWorkOf(SliceId(i));
+        const auto work = c.gpuWorkOf(i);
         if (work.empty())
             return sync; // the copy itself is not in the trace: a synchronous one waited all the
                          // same

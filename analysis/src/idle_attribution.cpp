@@ -199,7 +199,7 @@ private:
         const uint32_t nc = m_c.nameClass(s);
         if (nc & kNcSyncCopy) return true;
         if (!(nc & kNcCopy)) return false;
-        for (const CorrelationEntry& g : m_c.trace.gpuWorkOf(SliceId(s))) {
+        for (const CorrelationEntry& g : m_c.gpuWorkOf(s)) {
             const CopyInfo ci = parseCopyName(m_c.trace.str(m_s.name[g.slice.index()]));
             if (ci.src == MemoryKind::Pageable || ci.dst == MemoryKind::Pageable) return true;
         }

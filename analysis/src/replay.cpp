@@ -291,7 +291,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
             if (!dev) continue;
             const bool launchSide = isLaunchSide(s.kind[i]);
             const auto work = launchSide && (nc & (kNcSyncCopy | kNcCopy))
-                                  ? c.trace.gpuWorkOf(SliceId(i))
+                                  ? c.gpuWorkOf(i)
                                   : std::span<const CorrelationEntry>();
             // A wait: a synchronising call or operator (.item(), synchronize), or a copy call,
             // during which GPU work ended and that returned right after. The outermost one.
