@@ -69,16 +69,13 @@ HtaBreakdown computeHta(const Context& c) {
     const bool cut = stepNumbers.size() >= 2;
     // A GPU event is kept when a kept CPU event (the runtime/driver call) has its correlation.
     auto launchedBeforeCut = [&](uint32_t i) {
-        if (s.correlation[i] == SliceTable::kNoCorrelation) return false;
-        auto it = std::lower_bound(t.launchIndex().begin(), t.launchIndex().end(),
-                                   CorrelationEntry{s.correlation[i], SliceId(0)});
-        for (; it != t.launchIndex().end() && it->correlation == s.correlation[i]; ++it)
-            if (included(it->slice.index()) && s.start[it->slice.index()] < lastStepStart) return true;
+        for (const CorrelationEntry& e : c.launchesWith(s.correlation[i]))
+            if (included(e.slice.index()) && s.start[e.slice.index()] < lastStepStart) return true;
         return false;
     };
     std::vector<uint32_t> gpu;
     for (uint32_t i = 0; i < s.size(); ++i) {
-        if (!included(i) || !isGpuEvent(i) || !onDevice(i)) continue;
+        if (!isGpuEvent(i) || !included(i) || !onDevice(i)) continue; // tests without effects
         if (cut && !launchedBeforeCut(i)) continue;
         gpu.push_back(i);
     }
@@ -86,11 +83,14 @@ HtaBreakdown computeHta(const Context& c) {
 
     // Temporal breakdown over events with a stream (HTA: stream != -1).
     Intervals busy, compute;
+    std::vector<int8_t> isCompute(t.strings().size(), -1); // by name: -1 not known yet
     for (uint32_t i : gpu) {
         if (stream(i) < 0) continue;
         const Interval iv{s.start[i], s.start[i] + s.dur[i]};
         busy.push_back(iv);
-        if (htaKernelType(t.str(s.name[i])) == "computation") compute.push_back(iv);
+        int8_t& k = isCompute[s.name[i].index()];
+        if (k < 0) k = htaKernelType(t.str(s.name[i])) == "computation" ? 1 : 0;
+        if (k) compute.push_back(iv);
     }
     busy = mergeIntervals(std::move(busy));
     compute = mergeIntervals(std::move(compute));
@@ -106,14 +106,18 @@ HtaBreakdown computeHta(const Context& c) {
     for (uint32_t i : gpu)
         if (isGpuWork(s.kind[i])) byStream[stream(i)].push_back(i);
     for (auto& [st, events] : byStream) {
-        std::stable_sort(events.begin(), events.end(), [&](uint32_t a, uint32_t b) { return s.start[a] < s.start[b]; });
+        // One track's events come in start order; the same stream number on several
+        // processes does not.
+        auto byStart = [&](uint32_t a, uint32_t b) { return s.start[a] < s.start[b]; };
+        if (!std::is_sorted(events.begin(), events.end(), byStart))
+            std::stable_sort(events.begin(), events.end(), byStart);
         HtaStreamIdle r;
         r.stream = st;
         for (size_t k = 1; k < events.size(); ++k) {
             const uint32_t prev = events[k - 1], next = events[k];
             const int64_t prevEnd = s.start[prev] + s.dur[prev];
             const int64_t gap = s.start[next] - prevEnd;
-            const SliceId l = t.launchOf(SliceId(next));
+            const SliceId l = c.launchOf(next);
             if (l.valid() && s.start[l.index()] > prevEnd) r.hostWaitNs += gap;
             else if (gap < c.options.htaKernelWaitNs) r.kernelWaitNs += gap;
             else r.otherNs += gap;

@@ -22,6 +22,24 @@ void sortedValues(Map& m, Vec& out, auto key) {
     });
 }
 
+/// A table's entry by name, looked up in its hash map once per distinct name: entries of an
+/// unordered_map keep their address, and the map itself (its insertion order, so the order
+/// the tables are sorted from) is the same as with a lookup per event.
+template <class V>
+class ByName {
+public:
+    ByName(std::unordered_map<uint32_t, V>& map, size_t names) : m_map(map), m_cache(names, nullptr) {}
+    V& operator[](StringId id) {
+        V*& p = m_cache[id.index()];
+        if (!p) p = &m_map[id.value];
+        return *p;
+    }
+
+private:
+    std::unordered_map<uint32_t, V>& m_map;
+    std::vector<V*> m_cache;
+};
+
 } // namespace
 
 StatsTables computeStats(const Context& c) {
@@ -36,13 +54,17 @@ StatsTables computeStats(const Context& c) {
     std::unordered_map<uint32_t, std::pair<double, double>> kernelWeights;  // blocks, occupancy weights
     std::unordered_map<std::string, CopyStat> copies;
     std::vector<int64_t> gpuNs(s.size(), 0);  // per CPU op: GPU work launched inside it
+    const size_t names = t.strings().size();
+    ByName<KernelStat> kernelOf(kernels, names);
+    ByName<std::pair<double, double>> kernelWeightOf(kernelWeights, names);
+    std::vector<CopyStat*> copyOf(names, nullptr);
     for (const DeviceActivity& d : c.devices) {
         for (size_t wi = 0; wi < d.work.size(); ++wi) {
             const uint32_t w = d.work[wi];
             if (!inWindow(w)) continue;
             const int64_t dur = s.dur[w];
             if (s.kind[w] == EventKind::Kernel) {
-                KernelStat& k = kernels[s.name[w].value];
+                KernelStat& k = kernelOf[s.name[w]];
                 if (k.count == 0) {
                     k.name = s.name[w];
                     k.minNs = dur;
@@ -57,7 +79,7 @@ StatsTables computeStats(const Context& c) {
                 k.maxNs = std::max(k.maxNs, dur);
                 const float b = SliceExtra::blocksPerSm(s.extra[w]);
                 const float o = SliceExtra::estOccupancyPct(s.extra[w]);
-                auto& wt = kernelWeights[s.name[w].value];
+                auto& wt = kernelWeightOf[s.name[w]];
                 if (b >= 0) {
                     k.meanBlocksPerSm = (k.meanBlocksPerSm < 0 ? 0 : k.meanBlocksPerSm) + b * double(dur);
                     wt.first += double(dur);
@@ -67,12 +89,17 @@ StatsTables computeStats(const Context& c) {
                     wt.second += double(dur);
                 }
             } else if (s.kind[w] == EventKind::Memcpy) {
-                const CopyInfo ci = parseCopyName(t.str(s.name[w]));
-                const std::string key = std::string(copyDirectionName(ci.direction)) + " " +
-                                        std::string(memoryKindName(ci.src)) + "->" +
-                                        std::string(memoryKindName(ci.dst));
-                CopyStat& cs = copies[key];
-                if (cs.count == 0) cs.kind = key, cs.example = SliceId(w);
+                CopyStat*& entry = copyOf[s.name[w].index()];
+                if (!entry) {
+                    const CopyInfo ci = parseCopyName(t.str(s.name[w]));
+                    const std::string key = std::string(copyDirectionName(ci.direction)) + " " +
+                                            std::string(memoryKindName(ci.src)) + "->" +
+                                            std::string(memoryKindName(ci.dst));
+                    entry = &copies[key];
+                    if (entry->count == 0) entry->kind = key;
+                }
+                CopyStat& cs = *entry;
+                if (cs.count == 0) cs.example = SliceId(w);
                 ++cs.count;
                 cs.totalNs += dur;
                 if (s.extra[w] != SliceExtra::kNone) cs.bytes += static_cast<int64_t>(s.extra[w]);
@@ -95,6 +122,8 @@ StatsTables computeStats(const Context& c) {
     // CPU operators (self time = own time minus direct children) and runtime calls.
     std::unordered_map<uint32_t, OperatorStat> ops;
     std::unordered_map<uint32_t, RuntimeStat> runtime;
+    ByName<OperatorStat> opOf(ops, names);
+    ByName<RuntimeStat> runtimeOf(runtime, names);
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         const TrackInfo& tr = t.tracks()[ti];
         if (tr.kind != TrackKind::CpuThread) continue;
@@ -102,7 +131,7 @@ StatsTables computeStats(const Context& c) {
             if (!inWindow(i)) continue;
             const EventKind k = s.kind[i];
             if (k == EventKind::CpuOp) {
-                OperatorStat& o = ops[s.name[i].value];
+                OperatorStat& o = opOf[s.name[i]];
                 if (o.count == 0) o.name = s.name[i], o.example = SliceId(i);
                 ++o.count;
                 o.totalNs += s.dur[i];
@@ -110,7 +139,7 @@ StatsTables computeStats(const Context& c) {
                 o.gpuNs += gpuNs[i];
             }
             if (isLaunchSide(k)) {
-                RuntimeStat& r = runtime[s.name[i].value];
+                RuntimeStat& r = runtimeOf[s.name[i]];
                 if (r.count == 0) r.name = s.name[i], r.example = SliceId(i);
                 ++r.count;
                 r.totalNs += s.dur[i];
@@ -118,7 +147,7 @@ StatsTables computeStats(const Context& c) {
             }
             const SliceId p = s.parent[i];
             if (p.valid() && s.kind[p.index()] == EventKind::CpuOp && inWindow(p.index()))
-                ops[s.name[p.index()].value].selfNs -= std::min(s.dur[i], s.dur[p.index()]);
+                opOf[s.name[p.index()]].selfNs -= std::min(s.dur[i], s.dur[p.index()]);
         }
     }
     sortedValues(ops, out.operators, [](const OperatorStat& o) { return o.selfNs; });
