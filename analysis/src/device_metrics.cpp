@@ -4,6 +4,7 @@
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 
@@ -36,24 +37,55 @@ CpuActivity collectCpuActivity(const Context& c) {
     return out;
 }
 
+// Each role gets the time of [lo, hi) that it covers and no role before it does: with the
+// union U_k of the first k roles, role k gets |U_k| - |U_k-1| (what the subtract-and-unite
+// of one role after the other gives). One sweep over the roles' merged intervals, each
+// elementary segment going to the first role that covers it: exact integer lengths, no
+// intermediate interval lists.
 RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
                             const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
     RoleBreakdown r;
     if (hi <= lo) return r;
-    Intervals covered = clip(kernels, lo, hi);
-    r.kernel = totalLength(covered);
-    auto add = [&](const Intervals& role, int64_t& out) {
-        const Intervals mine = subtract(clip(role, lo, hi), covered);
-        out = totalLength(mine);
-        covered = unite(covered, mine);
-    };
-    add(memcpy, r.memcpy);
-    add(memset, r.memset);
-    add(comm, r.communication);
-    add(cpu.runtime, r.runtime);
-    add(cpu.dataLoader, r.dataLoader);
-    add(cpu.cpu, r.cpuExec);
-    r.other = (hi - lo) - totalLength(covered);
+    constexpr size_t kRoles = 7;
+    const std::array<const Intervals*, kRoles> roles{&kernels, &memcpy, &memset, &comm,
+                                                     &cpu.runtime, &cpu.dataLoader, &cpu.cpu};
+    std::array<int64_t, kRoles> ns{};
+    std::array<const Interval*, kRoles> at{}, stop{};
+    for (size_t k = 0; k < kRoles; ++k) {
+        const Intervals& v = *roles[k];
+        const auto first = std::lower_bound(v.begin(), v.end(), lo,
+                                            [](const Interval& i, int64_t x) { return i.end <= x; });
+        at[k] = v.data() + (first - v.begin());
+        stop[k] = v.data() + v.size();
+    }
+    int64_t t = lo;
+    while (t < hi) {
+        // The first role covering t, and where the next change after t is.
+        size_t first = kRoles;
+        int64_t next = hi;
+        for (size_t k = 0; k < kRoles; ++k) {
+            while (at[k] != stop[k] && at[k]->end <= t) ++at[k];
+            if (at[k] == stop[k]) continue;
+            if (at[k]->start <= t) {
+                if (first == kRoles) first = k;
+                next = std::min(next, at[k]->end);
+            } else {
+                next = std::min(next, at[k]->start);
+            }
+        }
+        if (first < kRoles) ns[first] += next - t;
+        t = next;
+    }
+    r.kernel = ns[0];
+    r.memcpy = ns[1];
+    r.memset = ns[2];
+    r.communication = ns[3];
+    r.runtime = ns[4];
+    r.dataLoader = ns[5];
+    r.cpuExec = ns[6];
+    int64_t covered = 0;
+    for (int64_t n : ns) covered += n;
+    r.other = (hi - lo) - covered;
     return r;
 }
 
