@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <tuple>
 
 namespace stallscope::analysis {
 
@@ -60,6 +61,9 @@ std::string_view severityName(FindingSeverity s) {
 }
 
 namespace {
+
+/// Above this many slices analyze() computes the statistics tables on a thread of their own.
+constexpr size_t kParallelTablesSlices = 100'000;
 
 /// Each idle nanosecond to at most one finding: a device-to-host copy's wait is host_sync's
 /// (it charges it), so blocking_h2d_copy keeps only the rest of the blocking-copy idle.
@@ -208,6 +212,12 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         s.cv = mean > 0 ? std::sqrt(sq / double(durations.size())) / mean : 0;
     }
 
+    // The statistics tables and HTA's breakdowns read only the context: on a large trace
+    // they run on a second thread beside the device metrics and the idle attribution.
+    auto tables = [&c] { return std::pair<StatsTables, HtaBreakdown>(computeStats(c), computeHta(c)); };
+    std::future<std::pair<StatsTables, HtaBreakdown>> tablesLater;
+    if (trace.slices().size() > kParallelTablesSlices) tablesLater = std::async(std::launch::async, tables);
+
     const std::vector<Interval> tiles = stepTiles(c);
     const CpuActivity cpu = collectCpuActivity(c);
     for (const DeviceActivity& d : c.devices) {
@@ -222,8 +232,7 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         if (!c.steps.empty()) r.hostOnly = hostOnlyBreakdown(c, tiles);
     }
     if (c.steps.empty()) r.notes.push_back("no ProfilerStep#N ranges: per-step figures are not available");
-    r.stats = computeStats(c);
-    r.hta = computeHta(c);
+    std::tie(r.stats, r.hta) = tablesLater.valid() ? tablesLater.get() : tables();
 
     const DetectorInput in{c, r};
     // Context first: a graph capture's timing says nothing about the model, so it gets no
