@@ -37,56 +37,110 @@ CpuActivity collectCpuActivity(const Context& c) {
     return out;
 }
 
-// Each role gets the time of [lo, hi) that it covers and no role before it does: with the
-// union U_k of the first k roles, role k gets |U_k| - |U_k-1| (what the subtract-and-unite
-// of one role after the other gives). One sweep over the roles' merged intervals, each
-// elementary segment going to the first role that covers it: exact integer lengths, no
-// intermediate interval lists.
-RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
-                            const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
-    RoleBreakdown r;
-    if (hi <= lo) return r;
-    constexpr size_t kRoles = 7;
-    const std::array<const Intervals*, kRoles> roles{&kernels, &memcpy, &memset, &comm,
-                                                     &cpu.runtime, &cpu.dataLoader, &cpu.cpu};
-    std::array<int64_t, kRoles> ns{};
-    std::array<const Interval*, kRoles> at{}, stop{};
+namespace {
+
+constexpr size_t kRoles = 7; // the roles with intervals, by priority (RoleBreakdown's order)
+using RoleLists = std::array<const Intervals*, kRoles>;
+
+int64_t& roleNs(RoleBreakdown& r, size_t role) {
+    switch (role) {
+    case 0: return r.kernel;
+    case 1: return r.memcpy;
+    case 2: return r.memset;
+    case 3: return r.communication;
+    case 4: return r.runtime;
+    case 5: return r.dataLoader;
+    default: return r.cpuExec;
+    }
+}
+
+/// Calls f(a, b, role) for each maximal segment [a, b) of [lo, hi) covered by some role, with
+/// the first role (by priority) that covers it. Each role's intervals are merged (sorted,
+/// disjoint), so the union of the first k roles less that of the first k-1 is exactly where
+/// role k is the first: what subtracting each role's intervals from those before it and
+/// uniting gives, without the intermediate interval lists.
+template <class F>
+void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, F&& f) {
+    struct Cursor {
+        const Interval *at, *stop;
+        size_t role;
+    };
+    std::array<Cursor, kRoles> cur{};
+    size_t n = 0;
     for (size_t k = 0; k < kRoles; ++k) {
         const Intervals& v = *roles[k];
         const auto first = std::lower_bound(v.begin(), v.end(), lo,
                                             [](const Interval& i, int64_t x) { return i.end <= x; });
-        at[k] = v.data() + (first - v.begin());
-        stop[k] = v.data() + v.size();
+        if (first != v.end() && first->start < hi)
+            cur[n++] = {v.data() + (first - v.begin()), v.data() + v.size(), k};
     }
     int64_t t = lo;
-    while (t < hi) {
-        // The first role covering t, and where the next change after t is.
+    while (t < hi && n > 0) {
         size_t first = kRoles;
         int64_t next = hi;
-        for (size_t k = 0; k < kRoles; ++k) {
-            while (at[k] != stop[k] && at[k]->end <= t) ++at[k];
-            if (at[k] == stop[k]) continue;
-            if (at[k]->start <= t) {
-                if (first == kRoles) first = k;
-                next = std::min(next, at[k]->end);
-            } else {
-                next = std::min(next, at[k]->start);
+        for (size_t j = 0; j < n;) {
+            Cursor& c = cur[j];
+            while (c.at != c.stop && c.at->end <= t) ++c.at;
+            if (c.at == c.stop || c.at->start >= hi) { // nothing more of this role in range
+                c = cur[--n];
+                continue;
             }
+            if (c.at->start <= t) {
+                first = std::min(first, c.role);
+                next = std::min(next, c.at->end);
+            } else {
+                next = std::min(next, c.at->start);
+            }
+            ++j;
         }
-        if (first < kRoles) ns[first] += next - t;
+        if (first < kRoles) f(t, next, first);
         t = next;
     }
-    r.kernel = ns[0];
-    r.memcpy = ns[1];
-    r.memset = ns[2];
-    r.communication = ns[3];
-    r.runtime = ns[4];
-    r.dataLoader = ns[5];
-    r.cpuExec = ns[6];
+}
+
+RoleLists roleLists(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
+                    const Intervals& comm, const CpuActivity& cpu) {
+    return {&kernels, &memcpy, &memset, &comm, &cpu.runtime, &cpu.dataLoader, &cpu.cpu};
+}
+
+void finishBreakdown(RoleBreakdown& r, int64_t lo, int64_t hi) {
+    if (hi <= lo) return;
     int64_t covered = 0;
-    for (int64_t n : ns) covered += n;
+    for (size_t k = 0; k < kRoles; ++k) covered += roleNs(r, k);
     r.other = (hi - lo) - covered;
+}
+
+} // namespace
+
+RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
+                            const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
+    RoleBreakdown r;
+    if (hi <= lo) return r;
+    sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi,
+               [&r](int64_t a, int64_t b, size_t role) { roleNs(r, role) += b - a; });
+    finishBreakdown(r, lo, hi);
     return r;
+}
+
+/// roleBreakdown() of [lo, hi) and of each tile (sorted, disjoint, inside [lo, hi)) in one sweep.
+void roleBreakdowns(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
+                    const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi,
+                    const std::vector<Interval>& tiles, RoleBreakdown& whole,
+                    std::vector<RoleBreakdown>& perTile) {
+    whole = {};
+    perTile.assign(tiles.size(), {});
+    if (hi <= lo) return;
+    size_t tile = 0;
+    sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, [&](int64_t a, int64_t b, size_t role) {
+        roleNs(whole, role) += b - a;
+        while (tile < tiles.size() && tiles[tile].end <= a) ++tile;
+        for (size_t t = tile; t < tiles.size() && tiles[t].start < b; ++t) {
+            const int64_t part = std::min(b, tiles[t].end) - std::max(a, tiles[t].start);
+            if (part > 0) roleNs(perTile[t], role) += part;
+        }
+    });
+    finishBreakdown(whole, lo, hi);
+    for (size_t t = 0; t < tiles.size(); ++t) finishBreakdown(perTile[t], tiles[t].start, tiles[t].end);
 }
 
 namespace {
@@ -170,7 +224,8 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
     memset = mergeIntervals(std::move(memset));
     m.commNs = lengthWithin(comm, lo, hi);
     m.commOverlapNs = totalLength(intersect(clip(comm, lo, hi), clip(compute, lo, hi)));
-    m.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, lo, hi);
+    std::vector<RoleBreakdown> tileRoles;
+    roleBreakdowns(compute, memcpy, memset, comm, cpu, lo, hi, tiles, m.roles, tileRoles);
 
     // Utilisation over time.
     // At most kMaxUtilizationBuckets: a window of days (one stray event far from the rest)
@@ -190,7 +245,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         if (!sm.empty()) st.estSmEfficiency = weightedMean(sm, st.startNs, st.endNs);
         if (m.estAchievedOccupancy >= 0)
             st.estAchievedOccupancy = achievedOccupancy(c, d, st.startNs, st.endNs, maxDur);
-        st.roles = roleBreakdown(compute, memcpy, memset, comm, cpu, st.startNs, st.endNs);
+        st.roles = tileRoles[i];
         m.steps.push_back(st);
     }
     return m;

@@ -21,5 +21,10 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
 /// DataLoader > CPU exec > Other).
 RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
                             const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi);
+/// roleBreakdown() of [lo, hi) and of each tile (sorted, disjoint, inside [lo, hi)) in one sweep.
+void roleBreakdowns(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
+                    const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi,
+                    const std::vector<Interval>& tiles, RoleBreakdown& whole,
+                    std::vector<RoleBreakdown>& perTile);
 
 } // namespace stallscope::analysis::detail
