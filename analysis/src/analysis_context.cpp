@@ -138,20 +138,18 @@ void Context::collectDevices() {
         };
         if (!std::is_sorted(d.work.begin(), d.work.end(), byStart))
             std::sort(d.work.begin(), d.work.end(), byStart);
-        Intervals all, kernels;
-        all.reserve(d.work.size());
         d.launch.reserve(d.work.size());
         std::fill(launchesPerThread.begin(), launchesPerThread.end(), 0);
-        for (uint32_t w : d.work) {
+        for (uint32_t w : d.work) { // in start order: merged as they come
             const Interval iv{s.start[w], s.start[w] + s.dur[w]};
-            all.push_back(iv);
-            if (s.kind[w] == EventKind::Kernel) kernels.push_back(iv);
+            appendMerged(d.busy, iv);
+            if (s.kind[w] == EventKind::Kernel) appendMerged(d.kernelBusy, iv);
             const SliceId l = launchOf(w);
             d.launch.push_back(l);
             if (l.valid()) ++launchesPerThread[s.track[l.index()].index()];
         }
-        d.busy = mergeIntervals(std::move(all));
-        d.kernelBusy = mergeIntervals(std::move(kernels));
+        d.busy.shrink_to_fit();
+        d.kernelBusy.shrink_to_fit();
         size_t best = 0; // the first thread (by track) with the most launches
         for (uint32_t track = 0; track < launchesPerThread.size(); ++track)
             if (launchesPerThread[track] > best)

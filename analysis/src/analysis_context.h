@@ -2,6 +2,7 @@
 // Shared, precomputed views of a trace used by every part of the analysis.
 #include "stallscope/analysis/analysis.h"
 
+#include <algorithm>
 #include <optional>
 #include <span>
 #include <vector>
@@ -45,6 +46,17 @@ struct DeviceActivity {
     std::vector<TrackId> streams;
     TrackId mainLaunchThread;          // the thread that launched most of this device's work
 };
+
+/// Appends `iv` to merged intervals, for input in start order: what mergeIntervals() gives
+/// for that input (empty intervals dropped, overlapping or touching ones joined), without
+/// holding the input.
+inline void appendMerged(Intervals& merged, const Interval& iv) {
+    if (iv.end <= iv.start) return;
+    if (!merged.empty() && iv.start <= merged.back().end)
+        merged.back().end = std::max(merged.back().end, iv.end);
+    else
+        merged.push_back(iv);
+}
 
 /// A correlation index of the trace (launch side or GPU side) looked up by correlation in
 /// a table when the correlations are dense (as Kineto numbers them), by binary search

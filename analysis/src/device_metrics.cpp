@@ -12,27 +12,67 @@ namespace stallscope::analysis::detail {
 
 using namespace model;
 
+namespace {
+
+/// totalLength(intersect(clip(a, lo, hi), clip(b, lo, hi))) of merged lists, without the lists.
+int64_t overlapWithin(const Intervals& a, const Intervals& b, int64_t lo, int64_t hi) {
+    if (a.empty() || b.empty() || hi <= lo) return 0;
+    auto from = [lo](const Intervals& v) {
+        return std::lower_bound(v.begin(), v.end(), lo, [](const Interval& i, int64_t x) { return i.end <= x; });
+    };
+    int64_t total = 0;
+    for (auto i = from(a), j = from(b); i != a.end() && j != b.end() && i->start < hi && j->start < hi;) {
+        const int64_t s = std::max({i->start, j->start, lo}), e = std::min({i->end, j->end, hi});
+        if (s < e) total += e - s;
+        if (i->end < j->end) ++i;
+        else ++j;
+    }
+    return total;
+}
+
+/// `all` = unite(all, more), through a buffer kept between calls (no fresh list per thread).
+void uniteInto(Intervals& all, Intervals&& more, Intervals& buffer) {
+    if (more.empty()) return;
+    if (all.empty()) {
+        all = std::move(more);
+        return;
+    }
+    buffer.clear();
+    buffer.reserve(all.size() + more.size());
+    size_t i = 0, j = 0;
+    while (i < all.size() || j < more.size()) {
+        const Interval& next =
+            (j == more.size() || (i < all.size() && all[i].start <= more[j].start)) ? all[i++] : more[j++];
+        if (!buffer.empty() && next.start <= buffer.back().end) buffer.back().end = std::max(buffer.back().end, next.end);
+        else buffer.push_back(next);
+    }
+    std::swap(all, buffer);
+}
+
+} // namespace
+
 CpuActivity collectCpuActivity(const Context& c) {
     const SliceTable& s = c.trace.slices();
     CpuActivity out;
+    Intervals buffer;
     const int64_t lo = c.window.startNs, hi = c.window.endNs;
     for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
         const TrackInfo& tr = c.trace.tracks()[ti];
         if (tr.kind != TrackKind::CpuThread) continue;
-        // One thread's slices come in start order: merge per thread, then unite threads.
+        // One thread's slices come in start order: merged as they come, then threads united.
         Intervals runtime, loader, cpu;
         for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             const Interval iv{s.start[i], s.start[i] + s.dur[i]};
             if (iv.end <= lo) continue;
             const uint32_t nc = c.nameClass(i);
             if (nc & kNcProfilerStep) continue;
-            if (isLaunchSide(s.kind[i])) runtime.push_back(iv);
-            if (nc & kNcDataLoader) loader.push_back(iv);
-            cpu.push_back(iv);
+            if (isLaunchSide(s.kind[i])) appendMerged(runtime, iv);
+            if (nc & kNcDataLoader) appendMerged(loader, iv);
+            appendMerged(cpu, iv);
         }
-        out.runtime = unite(out.runtime, mergeIntervals(std::move(runtime)));
-        out.dataLoader = unite(out.dataLoader, mergeIntervals(std::move(loader)));
-        out.cpu = unite(out.cpu, mergeIntervals(std::move(cpu)));
+        uniteInto(out.runtime, std::move(runtime), buffer);
+        uniteInto(out.dataLoader, std::move(loader), buffer);
+        uniteInto(out.cpu, std::move(cpu), buffer);
     }
     return out;
 }
@@ -196,12 +236,12 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         const uint32_t w = d.work[wi];
         const Interval iv{s.start[w], s.start[w] + s.dur[w]};
         const EventKind k = s.kind[w];
-        if (k == EventKind::Kernel) {
-            (c.is(w, kNcComm) ? comm : compute).push_back(iv);
+        if (k == EventKind::Kernel) { // the work is in start order: merged as it comes
+            appendMerged(c.is(w, kNcComm) ? comm : compute, iv);
         } else if (k == EventKind::Memcpy) {
-            memcpy.push_back(iv);
+            appendMerged(memcpy, iv);
         } else {
-            memset.push_back(iv);
+            appendMerged(memset, iv);
         }
         if (iv.start < lo || iv.start >= hi) continue;
         const int64_t stream = c.trace.track(s.track[w]).key.number;
@@ -218,12 +258,8 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         q.meanDepth = m.windowNs > 0 ? q.meanDepth / double(m.windowNs) : 0;
         m.queues.push_back(q);
     }
-    compute = mergeIntervals(std::move(compute));
-    comm = mergeIntervals(std::move(comm));
-    memcpy = mergeIntervals(std::move(memcpy));
-    memset = mergeIntervals(std::move(memset));
     m.commNs = lengthWithin(comm, lo, hi);
-    m.commOverlapNs = totalLength(intersect(clip(comm, lo, hi), clip(compute, lo, hi)));
+    m.commOverlapNs = overlapWithin(comm, compute, lo, hi);
     std::vector<RoleBreakdown> tileRoles;
     roleBreakdowns(compute, memcpy, memset, comm, cpu, lo, hi, tiles, m.roles, tileRoles);
 

@@ -8,13 +8,15 @@ Intervals mergeIntervals(Intervals in) {
     std::erase_if(in, [](const Interval& i) { return i.end <= i.start; });
     auto byStart = [](const Interval& a, const Interval& b) { return a.start < b.start; };
     if (!std::is_sorted(in.begin(), in.end(), byStart)) std::sort(in.begin(), in.end(), byStart);
-    Intervals out;
-    out.reserve(in.size());
-    for (const Interval& i : in) {
-        if (!out.empty() && i.start <= out.back().end) out.back().end = std::max(out.back().end, i.end);
-        else out.push_back(i);
+    // In place: the merged list is never longer than what is read so far.
+    size_t n = 0;
+    for (size_t r = 0; r < in.size(); ++r) {
+        if (n > 0 && in[r].start <= in[n - 1].end) in[n - 1].end = std::max(in[n - 1].end, in[r].end);
+        else in[n++] = in[r];
     }
-    return out;
+    in.resize(n);
+    if (n < in.capacity() / 4) in.shrink_to_fit(); // much shorter: do not keep the input's memory
+    return in;
 }
 
 int64_t totalLength(const Intervals& merged) {

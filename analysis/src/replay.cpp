@@ -114,6 +114,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     const int64_t launchLimit = m_probe != INT64_MIN ? m_probe : w1;
     if (dev) {
         m_items.reserve(dev->work.size());
+        launchSlice.reserve(dev->work.size());
         for (size_t k = 0; k < dev->work.size(); ++k) {
             const uint32_t w = dev->work[k];
             const int64_t st = s.start[w], en = s.end(w);
@@ -165,6 +166,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     // The GPU's own start latency after a launch, measured where the GPU waited for it; the
     // lower quartile: items that waited for another stream as well inflate the rest.
     std::vector<int64_t> lat;
+    lat.reserve(m_items.size());
     for (const Item& it : m_items) {
         if (it.launchEnd == INT64_MIN || it.start < it.launchEnd) continue;
         if (it.prev < 0 || it.launchEnd >= endOf(it.prev)) lat.push_back(it.start - it.launchEnd);
@@ -254,8 +256,11 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         const uint32_t begin = c.trace.firstSliceEndingAtOrAfter(track, m_w0);
         const size_t n = last > begin ? last - begin : 0;
         std::vector<int32_t> outerEdit(n, -1), outerOp(n, -1);
-        std::vector<int32_t> launches(n, 0);
+        std::vector<int32_t> launches(graphs ? n : 0, 0); // only read with CUDA Graphs
         std::vector<uint8_t> hasSync(n, 0), inSync(n, 0);
+        // Room for an edit per second slice (a dispatching operator and its launch call),
+        // reserved once rather than grown by copies; more still fits, by growing.
+        if (graphs) m_edits.reserve(m_edits.size() + n / 2 + 16);
         for (uint32_t i = begin; i < last && s.start[i] < w1; ++i) {
             const size_t li = i - begin;
             const SliceId p = s.parent[i];
@@ -366,6 +371,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     }
 
     // ---- host events in recorded order (the items are merged with them in run())
+    m_events.reserve(2 * m_edits.size() + m_syncs.size());
     for (uint32_t e = 0; e < m_edits.size(); ++e) {
         m_events.push_back({m_edits[e].a, kEditStart, e});
         m_events.push_back({m_edits[e].b, kEditEnd, e});
@@ -383,6 +389,7 @@ int64_t Replay::run(FixSet fixes) const {
     if (!m_valid) return -1;
     int64_t delta = 0;
     std::vector<std::pair<int64_t, int64_t>> shifts{{INT64_MIN, 0}}; // (time, delta from then on)
+    shifts.reserve(1 + m_edits.size() + m_syncs.size()); // one per edit end or wait at most
     std::vector<int32_t> inEdit(size_t(std::max(1, m_threads)), -1);
     std::vector<int64_t> editStart(m_edits.size(), 0);
     std::vector<int64_t> endAt(m_items.size(), 0);
