@@ -104,7 +104,8 @@ void runWaterfalls(const detail::Context& c, AnalysisResult& r, std::vector<Find
         FixSet wanted = 0;
         for (const Finding* f : fs) wanted |= fixBit(f->replayFix);
         const detail::Replay replay(c, dev, commKeep, wanted);
-        const int64_t base = replay.run(0);
+        detail::Replay::Scratch mine, theirs; // memory reused run after run, per thread
+        const int64_t base = replay.run(0, mine);
         if (base <= 0) continue;
         Waterfall wf;
         wf.device = device;
@@ -122,10 +123,10 @@ void runWaterfalls(const detail::Context& c, AnalysisResult& r, std::vector<Find
             if (split)
                 other = std::async(std::launch::async, [&] {
                     for (size_t i = 0; i < split; ++i)
-                        after[i] = replay.run(applied | fixBit(fs[i]->replayFix));
+                        after[i] = replay.run(applied | fixBit(fs[i]->replayFix), theirs);
                 });
             for (size_t i = split; i < fs.size(); ++i)
-                after[i] = replay.run(applied | fixBit(fs[i]->replayFix));
+                after[i] = replay.run(applied | fixBit(fs[i]->replayFix), mine);
             if (other.valid()) other.get();
             size_t best = 0;
             int64_t bestAfter = INT64_MAX;

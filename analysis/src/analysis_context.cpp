@@ -139,6 +139,10 @@ void Context::collectDevices() {
         if (!std::is_sorted(d.work.begin(), d.work.end(), byStart))
             std::sort(d.work.begin(), d.work.end(), byStart);
         d.launch.reserve(d.work.size());
+        // Merged, the lists are at most this long: reserved, not grown by copies (pages
+        // never written cost nothing).
+        d.busy.reserve(d.work.size());
+        d.kernelBusy.reserve(d.work.size());
         std::fill(launchesPerThread.begin(), launchesPerThread.end(), 0);
         for (uint32_t w : d.work) { // in start order: merged as they come
             const Interval iv{s.start[w], s.start[w] + s.dur[w]};
@@ -148,8 +152,6 @@ void Context::collectDevices() {
             d.launch.push_back(l);
             if (l.valid()) ++launchesPerThread[s.track[l.index()].index()];
         }
-        d.busy.shrink_to_fit();
-        d.kernelBusy.shrink_to_fit();
         size_t best = 0; // the first thread (by track) with the most launches
         for (uint32_t track = 0; track < launchesPerThread.size(); ++track)
             if (launchesPerThread[track] > best)

@@ -61,6 +61,7 @@ CpuActivity collectCpuActivity(const Context& c) {
         if (tr.kind != TrackKind::CpuThread) continue;
         // One thread's slices come in start order: merged as they come, then threads united.
         Intervals runtime, loader, cpu;
+        cpu.reserve(tr.sliceEnd - tr.sliceBegin); // at most; pages never written cost nothing
         for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             const Interval iv{s.start[i], s.start[i] + s.dur[i]};
             if (iv.end <= lo) continue;
@@ -231,6 +232,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
 
     // Work by role, and launch queues per stream.
     Intervals compute, comm, memcpy, memset;
+    compute.reserve(d.work.size()); // at most; pages never written cost nothing
     std::map<int64_t, StreamQueue> queues;
     for (size_t wi = 0; wi < d.work.size(); ++wi) {
         const uint32_t w = d.work[wi];

@@ -83,7 +83,8 @@ HtaBreakdown computeHta(const Context& c) {
 
     // Temporal breakdown over events with a stream (HTA: stream != -1).
     Intervals busy, compute;
-    busy.reserve(gpu.size());
+    busy.reserve(gpu.size()); // compute at most as long; pages never written cost nothing
+    compute.reserve(gpu.size());
     std::vector<int8_t> isCompute(t.strings().size(), -1); // by name: -1 not known yet
     for (uint32_t i : gpu) {
         if (stream(i) < 0) continue;

@@ -385,15 +385,21 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     m_valid = !m_items.empty() || m_probe != INT64_MIN;
 }
 
-int64_t Replay::run(FixSet fixes) const {
+int64_t Replay::run(FixSet fixes, Scratch& scratch) const {
     if (!m_valid) return -1;
     int64_t delta = 0;
-    std::vector<std::pair<int64_t, int64_t>> shifts{{INT64_MIN, 0}}; // (time, delta from then on)
+    auto& shifts = scratch.shifts; // (time, delta from then on)
+    shifts.clear();
     shifts.reserve(1 + m_edits.size() + m_syncs.size()); // one per edit end or wait at most
-    std::vector<int32_t> inEdit(size_t(std::max(1, m_threads)), -1);
-    std::vector<int64_t> editStart(m_edits.size(), 0);
-    std::vector<int64_t> endAt(m_items.size(), 0);
-    std::vector<uint8_t> editOn(m_edits.size(), 0);
+    shifts.emplace_back(INT64_MIN, 0);
+    auto& inEdit = scratch.inEdit;
+    inEdit.assign(size_t(std::max(1, m_threads)), -1);
+    auto& editStart = scratch.editStart;
+    editStart.assign(m_edits.size(), 0);
+    auto& endAt = scratch.endAt;
+    endAt.assign(m_items.size(), 0);
+    auto& editOn = scratch.editOn;
+    editOn.assign(m_edits.size(), 0);
     for (size_t e = 0; e < m_edits.size(); ++e) editOn[e] = active(int32_t(e), fixes);
     int64_t maxEnd = INT64_MIN;
     auto inside = [&](int32_t e, int64_t t) {

@@ -13,8 +13,20 @@ public:
     /// `wanted`: the fixes run() will be asked for (what it needs no evidence for is skipped).
     Replay(const Context& c, const DeviceActivity* dev, double commKeep,
            FixSet wanted = ~FixSet(0));
+    /// What one run needs besides the replay: kept by a caller that runs it many times (one
+    /// per thread), so each run reuses the memory of the one before.
+    struct Scratch {
+        std::vector<std::pair<int64_t, int64_t>> shifts;
+        std::vector<int32_t> inEdit;
+        std::vector<int64_t> editStart, endAt;
+        std::vector<uint8_t> editOn;
+    };
     /// The predicted window length with `fixes` applied; -1 when there is nothing to replay.
-    [[nodiscard]] int64_t run(FixSet fixes) const;
+    [[nodiscard]] int64_t run(FixSet fixes) const {
+        Scratch scratch;
+        return run(fixes, scratch);
+    }
+    [[nodiscard]] int64_t run(FixSet fixes, Scratch& scratch) const;
     [[nodiscard]] bool valid() const { return m_valid; }
     [[nodiscard]] size_t items() const { return m_items.size(); }
 
@@ -34,7 +46,7 @@ private:
         Fix fix; // the fix that removes the wait
         int32_t parent;
     };
-    struct Item {
+    struct Item { // 72 bytes: the flags fill the int32s' padding
         int64_t start, dur;
         int64_t launchEnd;         // the launch constraint's time; INT64_MIN: none
         int32_t launchThread = -1; // replayed thread of the launch, -1: kept as recorded
@@ -42,10 +54,10 @@ private:
         int32_t stream = 0;
         int32_t prev = -1; // previous item on the stream
         int32_t dep = -1;  // item on another stream it waited for
-        int64_t gapLaunch = 0, gapStream = 0, gapDep = 0;
         bool fixedTime = false; // started before the window: kept as recorded
         bool fp32Matmul = false, comm = false;
         bool pageableH2d = false; // staged through a bounce buffer: PinnedCopies drops the staging
+        int64_t gapLaunch = 0, gapStream = 0, gapDep = 0;
     };
     enum EvType : uint8_t { kEditEnd, kEditStart, kSyncEnd };
     struct Ev {
