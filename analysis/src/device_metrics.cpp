@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <map>
 
@@ -95,47 +96,65 @@ int64_t& roleNs(RoleBreakdown& r, size_t role) {
     }
 }
 
-/// Calls f(a, b, role) for each maximal segment [a, b) of [lo, hi) covered by some role, with
-/// the first role (by priority) that covers it. Each role's intervals are merged (sorted,
-/// disjoint), so the union of the first k roles less that of the first k-1 is exactly where
-/// role k is the first: what subtracting each role's intervals from those before it and
-/// uniting gives, without the intermediate interval lists.
-template <class F>
-void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, F&& f) {
-    struct Cursor {
-        const Interval *at, *stop;
-        size_t role;
-    };
-    std::array<Cursor, kRoles> cur{};
-    size_t n = 0;
+using RoleNs = std::array<int64_t, kRoles>;
+
+/// Each role gets the time of [lo, hi) that it covers and no role before it covers: the
+/// union of the first k roles less that of the first k-1 (what subtracting each role's
+/// intervals from those before it and uniting gives), for the window and for each tile.
+/// One sweep over the roles' merged intervals (sorted, disjoint) and the tiles (sorted,
+/// disjoint, inside [lo, hi)): at each boundary the roles covering the time are a bit mask,
+/// the segment up to the next boundary goes to the first of them. Exact integer lengths, no
+/// intermediate interval lists.
+void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vector<Interval>& tiles,
+                RoleNs& whole, std::vector<RoleNs>& perTile) {
+    std::array<const Interval*, kRoles> at{}, stop{};
+    std::array<int64_t, kRoles> event{}; // each role's next boundary; INT64_MAX: none
+    uint32_t covering = 0;                // bit k: role k covers the current time
     for (size_t k = 0; k < kRoles; ++k) {
         const Intervals& v = *roles[k];
         const auto first = std::lower_bound(v.begin(), v.end(), lo,
                                             [](const Interval& i, int64_t x) { return i.end <= x; });
-        if (first != v.end() && first->start < hi)
-            cur[n++] = {v.data() + (first - v.begin()), v.data() + v.size(), k};
-    }
-    int64_t t = lo;
-    while (t < hi && n > 0) {
-        size_t first = kRoles;
-        int64_t next = hi;
-        for (size_t j = 0; j < n;) {
-            Cursor& c = cur[j];
-            while (c.at != c.stop && c.at->end <= t) ++c.at;
-            if (c.at == c.stop || c.at->start >= hi) { // nothing more of this role in range
-                c = cur[--n];
-                continue;
-            }
-            if (c.at->start <= t) {
-                first = std::min(first, c.role);
-                next = std::min(next, c.at->end);
-            } else {
-                next = std::min(next, c.at->start);
-            }
-            ++j;
+        at[k] = v.data() + (first - v.begin());
+        stop[k] = v.data() + v.size();
+        event[k] = INT64_MAX;
+        if (at[k] == stop[k] || at[k]->start >= hi) continue;
+        if (at[k]->start <= lo) {
+            covering |= 1u << k;
+            event[k] = at[k]->end;
+        } else {
+            event[k] = at[k]->start;
         }
-        if (first < kRoles) f(t, next, first);
+    }
+    size_t tile = 0;
+    while (tile < tiles.size() && tiles[tile].end <= lo) ++tile;
+    int64_t t = lo;
+    while (t < hi) {
+        int64_t next = hi;
+        for (size_t k = 0; k < kRoles; ++k) next = std::min(next, event[k]);
+        const bool inTile = tile < tiles.size() && tiles[tile].start <= t;
+        if (tile < tiles.size()) next = std::min(next, inTile ? tiles[tile].end : tiles[tile].start);
+        if (covering) {
+            const size_t role = size_t(std::countr_zero(covering));
+            whole[role] += next - t;
+            if (inTile) perTile[tile][role] += next - t;
+        }
         t = next;
+        for (size_t k = 0; k < kRoles; ++k) {
+            if (event[k] != t) continue;
+            if (covering & (1u << k)) { // its interval ends: the next one starts later
+                covering &= ~(1u << k);
+                ++at[k];
+                event[k] = at[k] == stop[k] || at[k]->start >= hi ? INT64_MAX : at[k]->start;
+                if (event[k] == t) { // touching (merged lists have none): covers on
+                    covering |= 1u << k;
+                    event[k] = at[k]->end;
+                }
+            } else {
+                covering |= 1u << k;
+                event[k] = at[k]->end;
+            }
+        }
+        while (tile < tiles.size() && tiles[tile].end <= t) ++tile;
     }
 }
 
@@ -144,44 +163,40 @@ RoleLists roleLists(const Intervals& kernels, const Intervals& memcpy, const Int
     return {&kernels, &memcpy, &memset, &comm, &cpu.runtime, &cpu.dataLoader, &cpu.cpu};
 }
 
-void finishBreakdown(RoleBreakdown& r, int64_t lo, int64_t hi) {
-    if (hi <= lo) return;
+RoleBreakdown toBreakdown(const RoleNs& ns, int64_t lo, int64_t hi) {
+    RoleBreakdown r;
+    if (hi <= lo) return r;
     int64_t covered = 0;
-    for (size_t k = 0; k < kRoles; ++k) covered += roleNs(r, k);
+    for (size_t k = 0; k < kRoles; ++k) {
+        roleNs(r, k) = ns[k];
+        covered += ns[k];
+    }
     r.other = (hi - lo) - covered;
+    return r;
 }
 
 } // namespace
 
 RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
                             const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
-    RoleBreakdown r;
-    if (hi <= lo) return r;
-    sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi,
-               [&r](int64_t a, int64_t b, size_t role) { roleNs(r, role) += b - a; });
-    finishBreakdown(r, lo, hi);
-    return r;
+    RoleNs ns{};
+    std::vector<RoleNs> none;
+    if (hi > lo) sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, {}, ns, none);
+    return toBreakdown(ns, lo, hi);
 }
 
-/// roleBreakdown() of [lo, hi) and of each tile (sorted, disjoint, inside [lo, hi)) in one sweep.
 void roleBreakdowns(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
                     const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi,
                     const std::vector<Interval>& tiles, RoleBreakdown& whole,
                     std::vector<RoleBreakdown>& perTile) {
-    whole = {};
-    perTile.assign(tiles.size(), {});
-    if (hi <= lo) return;
-    size_t tile = 0;
-    sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, [&](int64_t a, int64_t b, size_t role) {
-        roleNs(whole, role) += b - a;
-        while (tile < tiles.size() && tiles[tile].end <= a) ++tile;
-        for (size_t t = tile; t < tiles.size() && tiles[t].start < b; ++t) {
-            const int64_t part = std::min(b, tiles[t].end) - std::max(a, tiles[t].start);
-            if (part > 0) roleNs(perTile[t], role) += part;
-        }
-    });
-    finishBreakdown(whole, lo, hi);
-    for (size_t t = 0; t < tiles.size(); ++t) finishBreakdown(perTile[t], tiles[t].start, tiles[t].end);
+    RoleNs ns{};
+    std::vector<RoleNs> tileNs(tiles.size(), RoleNs{});
+    if (hi > lo) sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, tiles, ns, tileNs);
+    whole = toBreakdown(ns, lo, hi);
+    perTile.clear();
+    perTile.reserve(tiles.size());
+    for (size_t t = 0; t < tiles.size(); ++t)
+        perTile.push_back(toBreakdown(tileNs[t], tiles[t].start, tiles[t].end));
 }
 
 namespace {
