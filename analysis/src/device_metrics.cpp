@@ -109,7 +109,9 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
                 RoleNs& whole, std::vector<RoleNs>& perTile) {
     std::array<const Interval*, kRoles> at{}, stop{};
     std::array<int64_t, kRoles> event{}; // each role's next boundary; INT64_MAX: none
-    uint32_t covering = 0;                // bit k: role k covers the current time
+    std::array<size_t, kRoles> active{}; // the roles with intervals in [lo, hi)
+    size_t n = 0;
+    uint32_t covering = 0; // bit k: role k covers the current time
     for (size_t k = 0; k < kRoles; ++k) {
         const Intervals& v = *roles[k];
         const auto first = std::lower_bound(v.begin(), v.end(), lo,
@@ -118,6 +120,7 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
         stop[k] = v.data() + v.size();
         event[k] = INT64_MAX;
         if (at[k] == stop[k] || at[k]->start >= hi) continue;
+        active[n++] = k;
         if (at[k]->start <= lo) {
             covering |= 1u << k;
             event[k] = at[k]->end;
@@ -130,7 +133,7 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
     int64_t t = lo;
     while (t < hi) {
         int64_t next = hi;
-        for (size_t k = 0; k < kRoles; ++k) next = std::min(next, event[k]);
+        for (size_t j = 0; j < n; ++j) next = std::min(next, event[active[j]]);
         const bool inTile = tile < tiles.size() && tiles[tile].start <= t;
         if (tile < tiles.size()) next = std::min(next, inTile ? tiles[tile].end : tiles[tile].start);
         if (covering) {
@@ -139,7 +142,8 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
             if (inTile) perTile[tile][role] += next - t;
         }
         t = next;
-        for (size_t k = 0; k < kRoles; ++k) {
+        for (size_t j = 0; j < n; ++j) {
+            const size_t k = active[j];
             if (event[k] != t) continue;
             if (covering & (1u << k)) { // its interval ends: the next one starts later
                 covering &= ~(1u << k);

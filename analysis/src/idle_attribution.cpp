@@ -47,9 +47,11 @@ private:
     void gap(const Interval& g) {
         IdleGap rec{g.start, g.end, IdleCause::HostUntraced, {}, {}};
         m_gapCause.fill(0);
-        // The work that ends the gap and the call that launched it.
-        auto it = std::lower_bound(m_d.work.begin(), m_d.work.end(), g.end,
-                                   [this](uint32_t w, int64_t v) { return m_s.start[w] < v; });
+        // The work that ends the gap and the call that launched it: the first starting at or
+        // after its end (the gaps come in time order, so the search goes on from the last).
+        auto it = m_d.work.begin() + long(m_workAt);
+        while (it != m_d.work.end() && m_s.start[*it] < g.end) ++it;
+        m_workAt = size_t(it - m_d.work.begin());
         const bool ended = g.end < m_c.window.endNs && it != m_d.work.end() && m_s.start[*it] == g.end;
         if (ended) {
             rec.endingWork = SliceId(*it);
@@ -166,15 +168,26 @@ private:
         m_out.causes[k].ns += len;
         m_gapCause[k] += len;
         m_out.intervals[k].push_back({lo, hi});
-        if (slice.valid()) m_out.waitedFor[k][m_s.name[slice.index()]] += len;
-        // Per-step accounting, split at tile boundaries.
-        auto t = std::upper_bound(m_tiles.begin(), m_tiles.end(), lo,
-                                  [](int64_t v, const Interval& iv) { return v < iv.start; });
-        if (t != m_tiles.begin()) --t;
+        if (slice.valid()) waited(k, m_s.name[slice.index()]) += len;
+        // Per-step accounting, split at tile boundaries, from the last tile starting at or
+        // before lo (or the first): charges come in time order, so found from the last one.
+        if (lo < m_tileFrom) m_tileAt = 0;
+        m_tileFrom = lo;
+        while (m_tileAt + 1 < m_tiles.size() && m_tiles[m_tileAt + 1].start <= lo) ++m_tileAt;
+        auto t = m_tiles.begin() + long(m_tileAt);
         for (; t != m_tiles.end() && t->start < hi; ++t) {
             const int64_t part = std::min(hi, t->end) - std::max(lo, t->start);
             if (part > 0) m_perStep[static_cast<size_t>(t - m_tiles.begin())][k] += part;
         }
+    }
+
+    /// m_out.waitedFor[cause][name], its map looked up once per name (map entries stay put).
+    int64_t& waited(size_t cause, StringId name) {
+        std::vector<int64_t*>& byName = m_waited[cause];
+        if (byName.empty()) byName.assign(m_c.trace.strings().size(), nullptr);
+        int64_t*& p = byName[name.index()];
+        if (!p) p = &m_out.waitedFor[cause][name];
+        return *p;
     }
 
     IdleCause classify(uint32_t s) {
@@ -239,6 +252,10 @@ private:
     std::array<int64_t, kIdleCauseCount> m_gapCause{};
     std::vector<uint32_t> m_stack;
     std::array<std::vector<uint8_t>, 2> m_memo;
+    std::array<std::vector<int64_t*>, kIdleCauseCount> m_waited;
+    size_t m_workAt = 0;             // gap(): the ending work of the last gap
+    size_t m_tileAt = 0;             // charge(): the tile of the last charge
+    int64_t m_tileFrom = INT64_MIN;  // ... and its start
     bool m_leading = false;
     bool m_afterSync = false;
     int64_t m_gapStart = 0;

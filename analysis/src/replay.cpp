@@ -66,6 +66,30 @@ constexpr int64_t kWakeNs = 50'000;     // a wait returns within this after the 
 constexpr int64_t kGraphNodeNs = 1'000; // host cost per kernel of a CUDA Graph replay
 constexpr int64_t kDefaultLatencyNs = 5'000;
 constexpr int64_t kMaxLatencyNs = 50'000;
+
+/// Sorts `v` by `less` (a strict total order, so the result is unique) by merging its
+/// ascending runs when there are few, by std::sort otherwise.
+template <class T, class Less>
+void sortByRuns(std::vector<T>& v, Less less) {
+    std::vector<size_t> runs{0}; // where each ascending run starts
+    for (size_t i = 1; i < v.size(); ++i)
+        if (less(v[i], v[i - 1])) runs.push_back(i);
+    if (runs.size() > 64) {
+        std::sort(v.begin(), v.end(), less);
+        return;
+    }
+    runs.push_back(v.size());
+    while (runs.size() > 2) { // merge neighbouring runs pairwise
+        std::vector<size_t> merged{0};
+        for (size_t r = 0; r + 2 < runs.size(); r += 2) {
+            std::inplace_merge(v.begin() + long(runs[r]), v.begin() + long(runs[r + 1]),
+                               v.begin() + long(runs[r + 2]), less);
+            merged.push_back(runs[r + 2]);
+        }
+        if (runs.size() % 2 == 0) merged.push_back(runs.back()); // an odd run left over
+        runs = std::move(merged);
+    }
+}
 } // namespace
 
 Replay::Replay(const Context& c, const DeviceActivity* dev, double commKeep, FixSet wanted)
@@ -239,12 +263,12 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
 
     // First launch of each step on the step thread: input preparation before it is the
     // step's data loading (the leading-gap rule of the idle attribution).
-    std::unordered_map<const Step*, int64_t> firstLaunch;
+    std::vector<int64_t> firstLaunch(c.steps.size(), INT64_MAX); // by step; INT64_MAX: none
     for (const Item& it : m_items)
         if (it.launchThread == 0 && dev)
             if (const Step* st = c.stepAt(it.launchEnd)) {
-                auto [f, added] = firstLaunch.emplace(st, it.launchEnd);
-                if (!added) f->second = std::min(f->second, it.launchEnd);
+                int64_t& f = firstLaunch[size_t(st - c.steps.data())];
+                f = std::min(f, it.launchEnd);
             }
 
     // ---- host edits and waits, per replayed thread
@@ -281,8 +305,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
                     fix = Fix::LogLessOften;
                 else if (ti == 0 && dev && (nc & kNcInputPrep)) {
                     const Step* st = c.stepAt(s.start[i]);
-                    const auto f = st ? firstLaunch.find(st) : firstLaunch.end();
-                    if (st && (f == firstLaunch.end() || s.end(i) <= f->second))
+                    if (st && s.end(i) <= firstLaunch[size_t(st - c.steps.data())])
                         fix = Fix::InputPipeline;
                 }
                 if (fix != Fix::Count && (wanted & fixBit(fix))) {
@@ -372,12 +395,13 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
 
     // ---- host events in recorded order (the items are merged with them in run())
     m_events.reserve(2 * m_edits.size() + m_syncs.size());
-    for (uint32_t e = 0; e < m_edits.size(); ++e) {
-        m_events.push_back({m_edits[e].a, kEditStart, e});
-        m_events.push_back({m_edits[e].b, kEditEnd, e});
-    }
+    // Starts, then ends, then waits: each comes as a few ascending runs (one per kind of edit
+    // and thread: outermost ranges, disjoint), merged; the order is total, so the result is
+    // the one sort gives.
+    for (uint32_t e = 0; e < m_edits.size(); ++e) m_events.push_back({m_edits[e].a, kEditStart, e});
+    for (uint32_t e = 0; e < m_edits.size(); ++e) m_events.push_back({m_edits[e].b, kEditEnd, e});
     for (uint32_t p = 0; p < m_syncs.size(); ++p) m_events.push_back({m_syncs[p].b, kSyncEnd, p});
-    std::sort(m_events.begin(), m_events.end(), [](const Ev& x, const Ev& y) {
+    sortByRuns(m_events, [](const Ev& x, const Ev& y) {
         if (x.t != y.t) return x.t < y.t;
         if (x.type != y.type) return x.type < y.type;
         return x.idx < y.idx;
