@@ -35,6 +35,7 @@ public:
 
     IdleBreakdown run() {
         const Intervals gaps = complement(m_d.busy, m_c.window.startNs, m_c.window.endNs);
+        m_out.gaps.reserve(gaps.size());
         for (const Interval& g : gaps) gap(g);
         for (auto& iv : m_out.intervals) iv = mergeIntervals(std::move(iv));
         for (auto& ct : m_out.causes)
@@ -167,7 +168,13 @@ private:
         const size_t k = idx(cause);
         m_out.causes[k].ns += len;
         m_gapCause[k] += len;
-        m_out.intervals[k].push_back({lo, hi});
+        // Charges come in time order: one that starts inside the last interval of its cause
+        // extends it (the union is the same; the lists are merged at the end all the same).
+        Intervals& mine = m_out.intervals[k];
+        if (!mine.empty() && lo >= mine.back().start && lo <= mine.back().end)
+            mine.back().end = std::max(mine.back().end, hi);
+        else
+            mine.push_back({lo, hi});
         if (slice.valid()) waited(k, m_s.name[slice.index()]) += len;
         // Per-step accounting, split at tile boundaries, from the last tile starting at or
         // before lo (or the first): charges come in time order, so found from the last one.

@@ -68,7 +68,8 @@ constexpr int64_t kDefaultLatencyNs = 5'000;
 constexpr int64_t kMaxLatencyNs = 50'000;
 
 /// Sorts `v` by `less` (a strict total order, so the result is unique) by merging its
-/// ascending runs when there are few, by std::sort otherwise.
+/// ascending runs when there are few (through one buffer, level by level), by std::sort
+/// otherwise.
 template <class T, class Less>
 void sortByRuns(std::vector<T>& v, Less less) {
     std::vector<size_t> runs{0}; // where each ascending run starts
@@ -78,15 +79,22 @@ void sortByRuns(std::vector<T>& v, Less less) {
         std::sort(v.begin(), v.end(), less);
         return;
     }
+    if (runs.size() == 1) return;
     runs.push_back(v.size());
-    while (runs.size() > 2) { // merge neighbouring runs pairwise
+    std::vector<T> other(v.size());
+    while (runs.size() > 2) { // merge neighbouring runs pairwise from v into other
         std::vector<size_t> merged{0};
-        for (size_t r = 0; r + 2 < runs.size(); r += 2) {
-            std::inplace_merge(v.begin() + long(runs[r]), v.begin() + long(runs[r + 1]),
-                               v.begin() + long(runs[r + 2]), less);
+        size_t r = 0;
+        for (; r + 2 < runs.size(); r += 2) {
+            std::merge(v.begin() + long(runs[r]), v.begin() + long(runs[r + 1]), v.begin() + long(runs[r + 1]),
+                       v.begin() + long(runs[r + 2]), other.begin() + long(runs[r]), less);
             merged.push_back(runs[r + 2]);
         }
-        if (runs.size() % 2 == 0) merged.push_back(runs.back()); // an odd run left over
+        if (r + 1 < runs.size()) { // an odd run left over
+            std::copy(v.begin() + long(runs[r]), v.end(), other.begin() + long(runs[r]));
+            merged.push_back(runs.back());
+        }
+        v.swap(other);
         runs = std::move(merged);
     }
 }
