@@ -1,4 +1,5 @@
 #include "analysis_context.h"
+#include "huge_pages.h"
 
 #include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/name_rules.h"
@@ -15,7 +16,7 @@ void ByCorrelation::build(const std::vector<CorrelationEntry>& index) {
     m_first.clear();
     // Sorted by correlation; kNoCorrelation is never in it.
     if (index.empty() || index.back().correlation >= 4 * index.size() + 4096) return;
-    m_first.assign(size_t(index.back().correlation) + 1, UINT32_MAX);
+    assignHuge(m_first, size_t(index.back().correlation) + 1, uint32_t(UINT32_MAX));
     for (size_t i = index.size(); i-- > 0;) m_first[index[i].correlation] = uint32_t(i);
 }
 
@@ -125,6 +126,7 @@ void Context::collectDevices() {
             if (!d) {
                 d = &byDevice[dev];
                 d->device = dev;
+                reserveHuge(d->work, d->work.size() + (tr.sliceEnd - i)); // at most
             }
             d->work.push_back(i);
         }
@@ -138,11 +140,11 @@ void Context::collectDevices() {
         };
         if (!std::is_sorted(d.work.begin(), d.work.end(), byStart))
             std::sort(d.work.begin(), d.work.end(), byStart);
-        d.launch.reserve(d.work.size());
+        reserveHuge(d.launch, d.work.size());
         // Merged, the lists are at most this long: reserved, not grown by copies (pages
         // never written cost nothing).
-        d.busy.reserve(d.work.size());
-        d.kernelBusy.reserve(d.work.size());
+        reserveHuge(d.busy, d.work.size());
+        reserveHuge(d.kernelBusy, d.work.size());
         std::fill(launchesPerThread.begin(), launchesPerThread.end(), 0);
         for (uint32_t w : d.work) { // in start order: merged as they come
             const Interval iv{s.start[w], s.start[w] + s.dur[w]};

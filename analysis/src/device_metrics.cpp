@@ -1,4 +1,5 @@
 #include "device_metrics.h"
+#include "huge_pages.h"
 
 #include "stallscope/analysis/gpu_metrics.h"
 #include "stallscope/analysis/name_rules.h"
@@ -39,7 +40,7 @@ void uniteInto(Intervals& all, Intervals&& more, Intervals& buffer) {
         return;
     }
     buffer.clear();
-    buffer.reserve(all.size() + more.size());
+    reserveHuge(buffer, all.size() + more.size());
     size_t i = 0, j = 0;
     while (i < all.size() || j < more.size()) {
         const Interval& next =
@@ -62,7 +63,8 @@ CpuActivity collectCpuActivity(const Context& c) {
         if (tr.kind != TrackKind::CpuThread) continue;
         // One thread's slices come in start order: merged as they come, then threads united.
         Intervals runtime, loader, cpu;
-        cpu.reserve(tr.sliceEnd - tr.sliceBegin); // at most; pages never written cost nothing
+        reserveHuge(cpu, tr.sliceEnd - tr.sliceBegin); // at most; pages never written cost nothing
+        reserveHuge(runtime, tr.sliceEnd - tr.sliceBegin);
         for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             const Interval iv{s.start[i], s.start[i] + s.dur[i]};
             if (iv.end <= lo) continue;
@@ -251,7 +253,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
 
     // Work by role, and launch queues per stream.
     Intervals compute, comm, memcpy, memset;
-    compute.reserve(d.work.size()); // at most; pages never written cost nothing
+    reserveHuge(compute, d.work.size()); // at most; pages never written cost nothing
     std::map<int64_t, StreamQueue> queues;
     for (size_t wi = 0; wi < d.work.size(); ++wi) {
         const uint32_t w = d.work[wi];

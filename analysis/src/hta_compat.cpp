@@ -1,4 +1,5 @@
 #include "hta_compat.h"
+#include "huge_pages.h"
 
 #include "stallscope/analysis/name_rules.h"
 
@@ -83,8 +84,8 @@ HtaBreakdown computeHta(const Context& c) {
 
     // Temporal breakdown over events with a stream (HTA: stream != -1).
     Intervals busy, compute;
-    busy.reserve(gpu.size()); // compute at most as long; pages never written cost nothing
-    compute.reserve(gpu.size());
+    reserveHuge(busy, gpu.size()); // compute at most as long; pages never written cost nothing
+    reserveHuge(compute, gpu.size());
     std::vector<int8_t> isCompute(t.strings().size(), -1); // by name: -1 not known yet
     for (uint32_t i : gpu) {
         if (stream(i) < 0) continue;

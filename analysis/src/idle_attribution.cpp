@@ -1,4 +1,5 @@
 #include "idle_attribution.h"
+#include "huge_pages.h"
 
 #include "stallscope/analysis/name_rules.h"
 #include "stallscope/model/copy_kind.h"
@@ -35,7 +36,7 @@ public:
 
     IdleBreakdown run() {
         const Intervals gaps = complement(m_d.busy, m_c.window.startNs, m_c.window.endNs);
-        m_out.gaps.reserve(gaps.size());
+        reserveHuge(m_out.gaps, gaps.size());
         for (const Interval& g : gaps) gap(g);
         for (auto& iv : m_out.intervals) iv = mergeIntervals(std::move(iv));
         for (auto& ct : m_out.causes)
@@ -200,7 +201,7 @@ private:
     IdleCause classify(uint32_t s) {
         // Memo per slice (and per "leading gap" flag): cause + 1, 0 = not computed yet.
         std::vector<uint8_t>& memo = m_memo[m_leading ? 1 : 0];
-        if (memo.empty()) memo.assign(m_s.size(), 0);
+        if (memo.empty()) assignHuge(memo, m_s.size(), uint8_t(0));
         if (memo[s]) return static_cast<IdleCause>(memo[s] - 1);
         const IdleCause c = classifyChain(s);
         memo[s] = static_cast<uint8_t>(static_cast<uint8_t>(c) + 1);

@@ -1,5 +1,7 @@
 #include "stallscope/analysis/intervals.h"
 
+#include "huge_pages.h"
+
 #include <algorithm>
 
 namespace stallscope::analysis {
@@ -80,7 +82,23 @@ Intervals subtract(const Intervals& a, const Intervals& b) {
 
 Intervals complement(const Intervals& busy, int64_t lo, int64_t hi) {
     if (hi <= lo) return {};
-    return subtract(Intervals{{lo, hi}}, busy);
+    // At most one gap more than the busy intervals reaching into [lo, hi): reserved, on huge
+    // pages when large, rather than grown (the whole window of a large trace has millions).
+    const auto first = std::lower_bound(busy.begin(), busy.end(), lo,
+                                        [](const Interval& i, int64_t v) { return i.end <= v; });
+    const auto last = std::lower_bound(first, busy.end(), hi,
+                                       [](const Interval& i, int64_t v) { return i.start < v; });
+    Intervals out;
+    detail::reserveHuge(out, size_t(last - first) + 1);
+    size_t j = 0;
+    int64_t cur = lo; // subtract({{lo, hi}}, busy)
+    while (j < busy.size() && busy[j].end <= cur) ++j;
+    for (size_t k = j; k < busy.size() && busy[k].start < hi; ++k) {
+        if (busy[k].start > cur) out.push_back({cur, busy[k].start});
+        cur = std::max(cur, busy[k].end);
+    }
+    if (cur < hi) out.push_back({cur, hi});
+    return out;
 }
 
 int64_t lengthWithin(const Intervals& merged, int64_t lo, int64_t hi) {

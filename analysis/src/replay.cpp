@@ -8,6 +8,7 @@
 // the latest of its launch's end, its stream predecessor's end and the end of the item on
 // another stream it waited for, plus the gap measured to the constraint that bound it.
 #include "replay.h"
+#include "huge_pages.h"
 
 #include "detectors.h"
 #include "stallscope/analysis/kernel_catalogue.h"
@@ -81,7 +82,9 @@ void sortByRuns(std::vector<T>& v, Less less) {
     }
     if (runs.size() == 1) return;
     runs.push_back(v.size());
-    std::vector<T> other(v.size());
+    std::vector<T> other;
+    reserveHuge(other, v.size());
+    other.resize(v.size());
     while (runs.size() > 2) { // merge neighbouring runs pairwise from v into other
         std::vector<size_t> merged{0};
         size_t r = 0;
@@ -145,8 +148,8 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     const bool precision = wanted & fixBit(Fix::MixedPrecision);
     const int64_t launchLimit = m_probe != INT64_MIN ? m_probe : w1;
     if (dev) {
-        m_items.reserve(dev->work.size());
-        launchSlice.reserve(dev->work.size());
+        reserveHuge(m_items, dev->work.size());
+        reserveHuge(launchSlice, dev->work.size());
         for (size_t k = 0; k < dev->work.size(); ++k) {
             const uint32_t w = dev->work[k];
             const int64_t st = s.start[w], en = s.end(w);
@@ -198,7 +201,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     // The GPU's own start latency after a launch, measured where the GPU waited for it; the
     // lower quartile: items that waited for another stream as well inflate the rest.
     std::vector<int64_t> lat;
-    lat.reserve(m_items.size());
+    reserveHuge(lat, m_items.size());
     for (const Item& it : m_items) {
         if (it.launchEnd == INT64_MIN || it.start < it.launchEnd) continue;
         if (it.prev < 0 || it.launchEnd >= endOf(it.prev)) lat.push_back(it.start - it.launchEnd);
@@ -287,12 +290,16 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         const auto [first, last] = c.trace.sliceRange(track);
         const uint32_t begin = c.trace.firstSliceEndingAtOrAfter(track, m_w0);
         const size_t n = last > begin ? last - begin : 0;
-        std::vector<int32_t> outerEdit(n, -1), outerOp(n, -1);
-        std::vector<int32_t> launches(graphs ? n : 0, 0); // only read with CUDA Graphs
-        std::vector<uint8_t> hasSync(n, 0), inSync(n, 0);
+        std::vector<int32_t> outerEdit, outerOp, launches;
+        std::vector<uint8_t> hasSync, inSync;
+        assignHuge(outerEdit, n, -1);
+        assignHuge(outerOp, n, -1);
+        assignHuge(launches, graphs ? n : 0, 0); // only read with CUDA Graphs
+        assignHuge(hasSync, n, uint8_t(0));
+        assignHuge(inSync, n, uint8_t(0));
         // Room for an edit per second slice (a dispatching operator and its launch call),
         // reserved once rather than grown by copies; more still fits, by growing.
-        if (graphs) m_edits.reserve(m_edits.size() + n / 2 + 16);
+        if (graphs) reserveHuge(m_edits, m_edits.size() + n / 2 + 16);
         for (uint32_t i = begin; i < last && s.start[i] < w1; ++i) {
             const size_t li = i - begin;
             const SliceId p = s.parent[i];
@@ -348,7 +355,8 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         // Dispatching operators: under CUDA Graphs their host time is the graph's per-kernel
         // cost; a launch call outside any operator costs that itself.
         if (graphs) {
-            std::vector<int32_t> direct(n, 0);
+            std::vector<int32_t> direct;
+            assignHuge(direct, n, 0);
             for (size_t k = 0; k < m_items.size(); ++k) {
                 const uint32_t l = launchSlice[k];
                 if (m_items[k].launchThread != ti || l < begin || l >= begin + n) continue;
@@ -402,7 +410,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
     }
 
     // ---- host events in recorded order (the items are merged with them in run())
-    m_events.reserve(2 * m_edits.size() + m_syncs.size());
+    reserveHuge(m_events, 2 * m_edits.size() + m_syncs.size());
     // Starts, then ends, then waits: each comes as a few ascending runs (one per kind of edit
     // and thread: outermost ranges, disjoint), merged; the order is total, so the result is
     // the one sort gives.
@@ -422,16 +430,16 @@ int64_t Replay::run(FixSet fixes, Scratch& scratch) const {
     int64_t delta = 0;
     auto& shifts = scratch.shifts; // (time, delta from then on)
     shifts.clear();
-    shifts.reserve(1 + m_edits.size() + m_syncs.size()); // one per edit end or wait at most
+    reserveHuge(shifts, 1 + m_edits.size() + m_syncs.size()); // one per edit end or wait at most
     shifts.emplace_back(INT64_MIN, 0);
     auto& inEdit = scratch.inEdit;
     inEdit.assign(size_t(std::max(1, m_threads)), -1);
     auto& editStart = scratch.editStart;
-    editStart.assign(m_edits.size(), 0);
+    assignHuge(editStart, m_edits.size(), int64_t(0));
     auto& endAt = scratch.endAt;
-    endAt.assign(m_items.size(), 0);
+    assignHuge(endAt, m_items.size(), int64_t(0));
     auto& editOn = scratch.editOn;
-    editOn.assign(m_edits.size(), 0);
+    assignHuge(editOn, m_edits.size(), uint8_t(0));
     for (size_t e = 0; e < m_edits.size(); ++e) editOn[e] = active(int32_t(e), fixes);
     int64_t maxEnd = INT64_MIN;
     auto inside = [&](int32_t e, int64_t t) {

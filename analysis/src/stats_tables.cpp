@@ -1,4 +1,5 @@
 #include "stats_tables.h"
+#include "huge_pages.h"
 
 #include "stallscope/analysis/name_rules.h"
 #include "stallscope/model/copy_kind.h"
@@ -53,7 +54,8 @@ StatsTables computeStats(const Context& c) {
     std::unordered_map<uint32_t, KernelStat> kernels;
     std::unordered_map<uint32_t, std::pair<double, double>> kernelWeights;  // blocks, occupancy weights
     std::unordered_map<std::string, CopyStat> copies;
-    std::vector<int64_t> gpuNs(s.size(), 0);  // per CPU op: GPU work launched inside it
+    std::vector<int64_t> gpuNs;  // per CPU op: GPU work launched inside it
+    assignHuge(gpuNs, s.size(), int64_t(0));
     const size_t names = t.strings().size();
     ByName<KernelStat> kernelOf(kernels, names);
     ByName<std::pair<double, double>> kernelWeightOf(kernelWeights, names);
