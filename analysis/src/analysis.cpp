@@ -215,9 +215,12 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
 
     // The statistics tables and HTA's breakdowns read only the context: on a large trace
     // they run on a second thread beside the device metrics and the idle attribution.
-    auto tables = [&c] { return std::pair<StatsTables, HtaBreakdown>(computeStats(c), computeHta(c)); };
+    auto tables = [&c] {
+        return std::pair<StatsTables, HtaBreakdown>(computeStats(c), computeHta(c));
+    };
     std::future<std::pair<StatsTables, HtaBreakdown>> tablesLater;
-    if (trace.slices().size() > kParallelTablesSlices) tablesLater = std::async(std::launch::async, tables);
+    if (trace.slices().size() > kParallelTablesSlices)
+        tablesLater = std::async(std::launch::async, tables);
 
     const std::vector<Interval> tiles = stepTiles(c);
     const CpuActivity cpu = collectCpuActivity(c);

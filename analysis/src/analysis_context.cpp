@@ -28,8 +28,9 @@ std::span<const CorrelationEntry> ByCorrelation::find(uint32_t corr) const {
         if (corr >= m_first.size() || m_first[corr] == UINT32_MAX) return {};
         lo = m_first[corr];
     } else {
-        lo = size_t(std::lower_bound(index.begin(), index.end(), CorrelationEntry{corr, SliceId(0)}) -
-                    index.begin());
+        lo = size_t(
+            std::lower_bound(index.begin(), index.end(), CorrelationEntry{corr, SliceId(0)}) -
+            index.begin());
     }
     size_t hi = lo;
     while (hi < index.size() && index[hi].correlation == corr) ++hi;

@@ -137,5 +137,4 @@ private:
     void markLaunchers();
 };
 
-
 } // namespace stallscope::analysis::detail

@@ -20,14 +20,18 @@ namespace {
 int64_t overlapWithin(const Intervals& a, const Intervals& b, int64_t lo, int64_t hi) {
     if (a.empty() || b.empty() || hi <= lo) return 0;
     auto from = [lo](const Intervals& v) {
-        return std::lower_bound(v.begin(), v.end(), lo, [](const Interval& i, int64_t x) { return i.end <= x; });
+        return std::lower_bound(v.begin(), v.end(), lo,
+                                [](const Interval& i, int64_t x) { return i.end <= x; });
     };
     int64_t total = 0;
-    for (auto i = from(a), j = from(b); i != a.end() && j != b.end() && i->start < hi && j->start < hi;) {
+    for (auto i = from(a), j = from(b);
+         i != a.end() && j != b.end() && i->start < hi && j->start < hi;) {
         const int64_t s = std::max({i->start, j->start, lo}), e = std::min({i->end, j->end, hi});
         if (s < e) total += e - s;
-        if (i->end < j->end) ++i;
-        else ++j;
+        if (i->end < j->end)
+            ++i;
+        else
+            ++j;
     }
     return total;
 }
@@ -44,9 +48,12 @@ void uniteInto(Intervals& all, Intervals&& more, Intervals& buffer) {
     size_t i = 0, j = 0;
     while (i < all.size() || j < more.size()) {
         const Interval& next =
-            (j == more.size() || (i < all.size() && all[i].start <= more[j].start)) ? all[i++] : more[j++];
-        if (!buffer.empty() && next.start <= buffer.back().end) buffer.back().end = std::max(buffer.back().end, next.end);
-        else buffer.push_back(next);
+            (j == more.size() || (i < all.size() && all[i].start <= more[j].start)) ? all[i++]
+                                                                                    : more[j++];
+        if (!buffer.empty() && next.start <= buffer.back().end)
+            buffer.back().end = std::max(buffer.back().end, next.end);
+        else
+            buffer.push_back(next);
     }
     std::swap(all, buffer);
 }
@@ -116,8 +123,8 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
     uint32_t covering = 0; // bit k: role k covers the current time
     for (size_t k = 0; k < kRoles; ++k) {
         const Intervals& v = *roles[k];
-        const auto first = std::lower_bound(v.begin(), v.end(), lo,
-                                            [](const Interval& i, int64_t x) { return i.end <= x; });
+        const auto first = std::lower_bound(
+            v.begin(), v.end(), lo, [](const Interval& i, int64_t x) { return i.end <= x; });
         at[k] = v.data() + (first - v.begin());
         stop[k] = v.data() + v.size();
         event[k] = INT64_MAX;
@@ -137,7 +144,8 @@ void sweepRoles(const RoleLists& roles, int64_t lo, int64_t hi, const std::vecto
         int64_t next = hi;
         for (size_t j = 0; j < n; ++j) next = std::min(next, event[active[j]]);
         const bool inTile = tile < tiles.size() && tiles[tile].start <= t;
-        if (tile < tiles.size()) next = std::min(next, inTile ? tiles[tile].end : tiles[tile].start);
+        if (tile < tiles.size())
+            next = std::min(next, inTile ? tiles[tile].end : tiles[tile].start);
         if (covering) {
             const size_t role = size_t(std::countr_zero(covering));
             whole[role] += next - t;
@@ -183,8 +191,9 @@ RoleBreakdown toBreakdown(const RoleNs& ns, int64_t lo, int64_t hi) {
 
 } // namespace
 
-RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,
-                            const Intervals& comm, const CpuActivity& cpu, int64_t lo, int64_t hi) {
+RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy,
+                            const Intervals& memset, const Intervals& comm, const CpuActivity& cpu,
+                            int64_t lo, int64_t hi) {
     RoleNs ns{};
     std::vector<RoleNs> none;
     if (hi > lo) sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, {}, ns, none);
@@ -197,7 +206,8 @@ void roleBreakdowns(const Intervals& kernels, const Intervals& memcpy, const Int
                     std::vector<RoleBreakdown>& perTile) {
     RoleNs ns{};
     std::vector<RoleNs> tileNs(tiles.size(), RoleNs{});
-    if (hi > lo) sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, tiles, ns, tileNs);
+    if (hi > lo)
+        sweepRoles(roleLists(kernels, memcpy, memset, comm, cpu), lo, hi, tiles, ns, tileNs);
     whole = toBreakdown(ns, lo, hi);
     perTile.clear();
     perTile.reserve(tiles.size());

@@ -31,15 +31,13 @@ inline void adviseHugePages(const void* data, size_t bytes) {
 }
 
 /// v.reserve(n), the buffer on huge pages when it is large (before its pages are written).
-template <class T>
-void reserveHuge(std::vector<T>& v, size_t n) {
+template <class T> void reserveHuge(std::vector<T>& v, size_t n) {
     v.reserve(n);
     adviseHugePages(v.data(), v.capacity() * sizeof(T));
 }
 
 /// v.assign(n, value) into a buffer on huge pages when it is large.
-template <class T>
-void assignHuge(std::vector<T>& v, size_t n, const T& value) {
+template <class T> void assignHuge(std::vector<T>& v, size_t n, const T& value) {
     if (v.capacity() < n) {
         std::vector<T>().swap(v);
         reserveHuge(v, n);

@@ -261,9 +261,9 @@ private:
     std::vector<uint32_t> m_stack;
     std::array<std::vector<uint8_t>, 2> m_memo;
     std::array<std::vector<int64_t*>, kIdleCauseCount> m_waited;
-    size_t m_workAt = 0;             // gap(): the ending work of the last gap
-    size_t m_tileAt = 0;             // charge(): the tile of the last charge
-    int64_t m_tileFrom = INT64_MIN;  // ... and its start
+    size_t m_workAt = 0;            // gap(): the ending work of the last gap
+    size_t m_tileAt = 0;            // charge(): the tile of the last charge
+    int64_t m_tileFrom = INT64_MIN; // ... and its start
     bool m_leading = false;
     bool m_afterSync = false;
     int64_t m_gapStart = 0;

@@ -13,8 +13,10 @@ Intervals mergeIntervals(Intervals in) {
     // In place: the merged list is never longer than what is read so far.
     size_t n = 0;
     for (size_t r = 0; r < in.size(); ++r) {
-        if (n > 0 && in[r].start <= in[n - 1].end) in[n - 1].end = std::max(in[n - 1].end, in[r].end);
-        else in[n++] = in[r];
+        if (n > 0 && in[r].start <= in[n - 1].end)
+            in[n - 1].end = std::max(in[n - 1].end, in[r].end);
+        else
+            in[n++] = in[r];
     }
     in.resize(n);
     if (n < in.capacity() / 4) in.shrink_to_fit(); // much shorter: do not keep the input's memory

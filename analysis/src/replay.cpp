@@ -71,8 +71,7 @@ constexpr int64_t kMaxLatencyNs = 50'000;
 /// Sorts `v` by `less` (a strict total order, so the result is unique) by merging its
 /// ascending runs when there are few (through one buffer, level by level), by std::sort
 /// otherwise.
-template <class T, class Less>
-void sortByRuns(std::vector<T>& v, Less less) {
+template <class T, class Less> void sortByRuns(std::vector<T>& v, Less less) {
     std::vector<size_t> runs{0}; // where each ascending run starts
     for (size_t i = 1; i < v.size(); ++i)
         if (less(v[i], v[i - 1])) runs.push_back(i);
@@ -89,8 +88,9 @@ void sortByRuns(std::vector<T>& v, Less less) {
         std::vector<size_t> merged{0};
         size_t r = 0;
         for (; r + 2 < runs.size(); r += 2) {
-            std::merge(v.begin() + long(runs[r]), v.begin() + long(runs[r + 1]), v.begin() + long(runs[r + 1]),
-                       v.begin() + long(runs[r + 2]), other.begin() + long(runs[r]), less);
+            std::merge(v.begin() + long(runs[r]), v.begin() + long(runs[r + 1]),
+                       v.begin() + long(runs[r + 1]), v.begin() + long(runs[r + 2]),
+                       other.begin() + long(runs[r]), less);
             merged.push_back(runs[r + 2]);
         }
         if (r + 1 < runs.size()) { // an odd run left over

@@ -52,8 +52,8 @@ private:
         int32_t launchThread = -1; // replayed thread of the launch, -1: kept as recorded
         int32_t launchEdit = -1;   // innermost edit around the launch constraint
         int32_t stream = 0;
-        int32_t prev = -1; // previous item on the stream
-        int32_t dep = -1;  // item on another stream it waited for
+        int32_t prev = -1;      // previous item on the stream
+        int32_t dep = -1;       // item on another stream it waited for
         bool fixedTime = false; // started before the window: kept as recorded
         bool fp32Matmul = false, comm = false;
         bool pageableH2d = false; // staged through a bounce buffer: PinnedCopies drops the staging

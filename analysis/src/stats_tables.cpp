@@ -26,10 +26,10 @@ void sortedValues(Map& m, Vec& out, auto key) {
 /// A table's entry by name, looked up in its hash map once per distinct name: entries of an
 /// unordered_map keep their address, and the map itself (its insertion order, so the order
 /// the tables are sorted from) is the same as with a lookup per event.
-template <class V>
-class ByName {
+template <class V> class ByName {
 public:
-    ByName(std::unordered_map<uint32_t, V>& map, size_t names) : m_map(map), m_cache(names, nullptr) {}
+    ByName(std::unordered_map<uint32_t, V>& map, size_t names)
+        : m_map(map), m_cache(names, nullptr) {}
     V& operator[](StringId id) {
         V*& p = m_cache[id.index()];
         if (!p) p = &m_map[id.value];
@@ -54,7 +54,7 @@ StatsTables computeStats(const Context& c) {
     std::unordered_map<uint32_t, KernelStat> kernels;
     std::unordered_map<uint32_t, std::pair<double, double>> kernelWeights;  // blocks, occupancy weights
     std::unordered_map<std::string, CopyStat> copies;
-    std::vector<int64_t> gpuNs;  // per CPU op: GPU work launched inside it
+    std::vector<int64_t> gpuNs; // per CPU op: GPU work launched inside it
     assignHuge(gpuNs, s.size(), int64_t(0));
     const size_t names = t.strings().size();
     ByName<KernelStat> kernelOf(kernels, names);

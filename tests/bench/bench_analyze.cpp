@@ -25,9 +25,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
-void dump(const char* out, const stallscope::model::Trace& trace, const stallscope::analysis::AnalysisResult& r) {
+void dump(const char* out, const stallscope::model::Trace& trace,
+          const stallscope::analysis::AnalysisResult& r) {
     using namespace stallscope;
     base::JsonWriter w;
     analysis::JsonOptions o;
@@ -39,10 +42,11 @@ void dump(const char* out, const stallscope::model::Trace& trace, const stallsco
     for (const auto& d : r.devices) {
         f << "device " << d.device << " gaps " << d.idle.gaps.size() << "\n";
         for (const auto& g : d.idle.gaps)
-            f << g.startNs << ' ' << g.endNs << ' ' << int(g.dominant) << ' ' << g.endingWork.value << ' '
-              << g.launch.value << "\n";
+            f << g.startNs << ' ' << g.endNs << ' ' << int(g.dominant) << ' ' << g.endingWork.value
+              << ' ' << g.launch.value << "\n";
         for (size_t k = 0; k < d.idle.waitedFor.size(); ++k)
-            for (const auto& [name, ns] : d.idle.waitedFor[k]) f << "waited " << k << ' ' << name.value << ' ' << ns << "\n";
+            for (const auto& [name, ns] : d.idle.waitedFor[k])
+                f << "waited " << k << ' ' << name.value << ' ' << ns << "\n";
     }
 }
 
@@ -55,13 +59,15 @@ int main(int argc, char** argv) {
     const char* dumpTo = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
-        else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc) dumpTo = argv[++i];
+        else if (!std::strcmp(argv[i], "--dump") && i + 1 < argc)
+            dumpTo = argv[++i];
         else if (!std::strcmp(argv[i], "--synthetic") && i + 1 < argc)
             synthetic = std::strtoull(argv[++i], nullptr, 10);
         else path = argv[i];
     }
     if (!path && !synthetic) {
-        std::fprintf(stderr, "usage: bench_analyze [--repeat R] [--dump OUT] FILE | --synthetic N\n");
+        std::fprintf(stderr,
+                     "usage: bench_analyze [--repeat R] [--dump OUT] FILE | --synthetic N\n");
         return 2;
     }
     const auto t0 = Clock::now();
@@ -91,10 +97,14 @@ int main(int argc, char** argv) {
         if (dumpTo && i + 1 == repeat) dump(dumpTo, trace, result);
     }
     // A synthetic trace has no import statistics: its events are its slices.
-    const double events = synthetic ? double(trace.slices().size()) : double(trace.importStats().entries);
-    std::printf("{\"file\": \"%s\", \"events\": %.0f, \"import_seconds\": %.3f, \"analysis_seconds\": %.4f, "
-                "\"analysis_seconds_per_million_events\": %.4f, \"findings\": %zu, \"json_bytes\": %llu%s}\n",
+    const double events =
+        synthetic ? double(trace.slices().size()) : double(trace.importStats().entries);
+    std::printf("{\"file\": \"%s\", \"events\": %.0f, \"import_seconds\": %.3f, "
+                "\"analysis_seconds\": %.4f, "
+                "\"analysis_seconds_per_million_events\": %.4f, \"findings\": %zu, \"json_bytes\": "
+                "%llu%s}\n",
                 label.c_str(), events, importS, best, best / (events / 1e6), findings,
-                static_cast<unsigned long long>(trace.importStats().textBytes), synthetic ? ", \"synthetic\": true" : "");
+                static_cast<unsigned long long>(trace.importStats().textBytes),
+                synthetic ? ", \"synthetic\": true" : "");
     return 0;
 }

@@ -17,7 +17,7 @@ namespace stallscope::bench {
 
 struct SyntheticTrace {
     std::shared_ptr<const model::Trace> trace;
-    int64_t stepNs = 0;  ///< the length of one ProfilerStep
+    int64_t stepNs = 0; ///< the length of one ProfilerStep
 };
 
 /// About `events` events: 4 per op group, 500 groups per step (deterministic: fixed seed).
@@ -28,22 +28,24 @@ inline SyntheticTrace makeSyntheticTrace(size_t events) {
     const auto loader = b.track(proc, model::RowKey{2, {}});
     const auto gpu = b.process(model::RowKey{0, {}});
     const auto stream = b.track(gpu, model::RowKey{7, {}});
-    const auto cpuOp = b.intern("cpu_op"), ann = b.intern("user_annotation"), rt = b.intern("cuda_runtime"),
-               kcat = b.intern("kernel");
+    const auto cpuOp = b.intern("cpu_op"), ann = b.intern("user_annotation"),
+               rt = b.intern("cuda_runtime"), kcat = b.intern("kernel");
     const auto launch = b.intern("cudaLaunchKernel");
     std::vector<model::StringId> ops, children, kernels;
     for (int i = 0; i < 40; ++i) {
         ops.push_back(b.intern("aten::op_" + std::to_string(i)));
         children.push_back(b.intern("aten::_child_" + std::to_string(i)));
-        kernels.push_back(b.intern("void kernel_" + std::to_string(i) + "<float, 128>(float const*, float*, int)"));
+        kernels.push_back(b.intern("void kernel_" + std::to_string(i) +
+                                   "<float, 128>(float const*, float*, int)"));
     }
     std::mt19937_64 rng(42);
     const size_t groupsPerStep = 500;
     const size_t steps = std::max<size_t>(1, events / (groupsPerStep * 4));
     int64_t t = 1'000'000'000;
     uint32_t corr = 1;
-    auto add = [&](int64_t s, int64_t d, model::TrackId tr, model::StringId name, model::StringId cat,
-                   model::EventKind kind, uint32_t c = model::SliceTable::kNoCorrelation) {
+    auto add = [&](int64_t s, int64_t d, model::TrackId tr, model::StringId name,
+                   model::StringId cat, model::EventKind kind,
+                   uint32_t c = model::SliceTable::kNoCorrelation) {
         model::SliceRow r;
         r.start = s;
         r.dur = d;
@@ -72,7 +74,8 @@ inline SyntheticTrace makeSyntheticTrace(size_t events) {
             t += opDur + 2'000;
         }
         const int64_t dl = 3'000'000;
-        add(t, dl, loader, b.intern("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), ann,
+        add(t, dl, loader,
+            b.intern("enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"), ann,
             model::EventKind::UserAnnotation);
         t += dl;
         add(stepStart, t - stepStart, main, b.intern("ProfilerStep#" + std::to_string(st)), ann,
