@@ -10,6 +10,7 @@
 #include "stallscope/importers/source_text.h"
 #include "stallscope/model/trace_builder.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -243,6 +244,60 @@ private:
     Error m_error;
 };
 
+/// Progressive open (ImportOptions::partial): now and then a copy of the builder, taken on the
+/// importing thread (a copy of the columns) and finished on a thread of its own while the
+/// import goes on. One at a time; the last one is waited for when the publisher goes.
+class PartialPublisher {
+public:
+    PartialPublisher(const ImportOptions& options, Clock::time_point start)
+        : m_options(options), m_last(start) {}
+    ~PartialPublisher() {
+        m_stale = true;
+        if (m_thread.joinable()) m_thread.join();
+    }
+    PartialPublisher(const PartialPublisher&) = delete;
+    PartialPublisher& operator=(const PartialPublisher&) = delete;
+
+    /// The import is over (done, failed or cancelled): a copy being finished is not handed on.
+    void end() { m_stale = true; }
+
+    /// After each merged block. `prepare` gives the copy what the finished trace would have
+    /// (source path, format name, sizes so far).
+    template <typename Prepare>
+    void poll(const model::TraceBuilder& builder, const ImportProgress& progress,
+              Prepare&& prepare) {
+        if (!m_options.partial || m_busy.load(std::memory_order_acquire) || progress.events == 0)
+            return;
+        const auto now = Clock::now();
+        if (now - m_last < std::chrono::milliseconds(m_options.partialFirstMs)) return;
+        if (progress.events < 2 * m_lastEvents) return;
+        // Most of the input read: the whole trace is near, a copy would only delay it.
+        if (progress.bytesTotal && progress.bytesRead * 4 > progress.bytesTotal * 3) return;
+        if (m_thread.joinable()) m_thread.join(); // finished (not busy)
+        auto copy = std::make_shared<model::TraceBuilder>(builder.clone());
+        prepare(*copy);
+        m_last = now;
+        m_lastEvents = progress.events;
+        m_busy.store(true, std::memory_order_release);
+        m_thread = std::thread([this, copy = std::move(copy), progress]() mutable {
+            if (!m_stale) {
+                auto trace = copy->finish();
+                copy.reset();
+                if (!m_stale) m_options.partial(std::move(trace), progress);
+            }
+            m_busy.store(false, std::memory_order_release);
+        });
+    }
+
+private:
+    const ImportOptions& m_options;
+    Clock::time_point m_last;
+    uint64_t m_lastEvents = 0;
+    std::atomic<bool> m_busy{false};
+    std::atomic<bool> m_stale{false};
+    std::thread m_thread;
+};
+
 std::string describeFormat(model::TraceBuilder& b, bool bareArray) {
     const auto& cats = b.stats().byCategory;
     bool legacy = false;
@@ -348,6 +403,23 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     if (threads > 1) pool = std::make_unique<ParallelParser>(reader, threads, 4 + 2 * threads);
 
     auto lastProgress = Clock::now();
+    PartialPublisher partials(options, t0);
+    // What a partial trace has of what finish() below gives the whole one.
+    auto preparePartial = [&](model::TraceBuilder& copy) {
+        model::TraceMetadata& cmd = copy.metadata();
+        cmd.sourcePath = input.path;
+        cmd.compressed = gzip;
+        cmd.bareArray = header.header.bareArray;
+        cmd.eventsArrayEnd = merger.eventsEnd();
+        cmd.formatName = describeFormat(copy, header.header.bareArray) + ", partly read";
+        if (cmd.baseTimeNs) copy.setTimeBase(*cmd.baseTimeNs);
+        // Args are read back from a plain file's text (a .gz's index is not complete yet).
+        if (options.keepEventSource && !gzip && !input.memory && !input.path.empty())
+            copy.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
+        copy.stats().inputBytes = stream.inputConsumed();
+        copy.stats().textBytes = merger.carryOffset();
+        copy.stats().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    };
     bool ok = true;
     for (uint64_t index = 0;; ++index) {
         if (cancelled()) {
@@ -383,6 +455,8 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
                               "this trace (" + std::to_string(merger.events()) + " events in the first " +
                                   std::to_string(total ? done * 100 / total : 0) + " % of the input)");
         }
+        partials.poll(builder, {stream.inputConsumed(), stream.inputTotal(), merger.events()},
+                      preparePartial);
         if (options.progress &&
             Clock::now() - lastProgress >= std::chrono::milliseconds(options.progressIntervalMs)) {
             lastProgress = Clock::now();
@@ -392,6 +466,7 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     }
     reader.stop();
     if (pool) pool->stop();
+    partials.end();
     if (!ok) return merger.error();
 
     // 3. End of input: truncation, the suffix after the array.

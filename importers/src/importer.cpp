@@ -71,6 +71,7 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
             for (const RankGroup& g : inFile.ranks) {
                 ImportOptions o = options;
                 o.pids = g.pids;
+                o.partial = nullptr; // the first pass showed the whole file progressively
                 auto one = importFile(path, o);
                 if (!one) return one.error();
                 session.traces.push_back(
@@ -105,6 +106,7 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
     for (const auto& f : run.files) {
         if (options.cancel && options.cancel->load()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
         ImportOptions o = options;
+        o.partial = nullptr; // progressive open is for one file
         if (o.memoryBudgetBytes) {
             if (used >= o.memoryBudgetBytes)
                 return Error{ErrorKind::OverMemoryBudget,

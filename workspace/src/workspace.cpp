@@ -5,10 +5,69 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
 namespace stallscope::workspace {
+
+std::optional<int64_t> partialReadEnd(const model::Trace& trace) {
+    const model::SliceTable& s = trace.slices();
+    std::optional<int64_t> gpuEnd, cpuEnd;
+    for (const model::TrackInfo& tr : trace.tracks()) {
+        if (tr.sliceBegin == tr.sliceEnd) continue;
+        int64_t end = INT64_MIN;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+            end = std::max(end, s.start[i] + s.dur[i]);
+        auto& slot = tr.kind == model::TrackKind::GpuStream ? gpuEnd : cpuEnd;
+        slot = slot ? std::max(*slot, end) : end;
+    }
+    if (!gpuEnd) return std::nullopt;
+    return cpuEnd ? std::min(*gpuEnd, *cpuEnd) : *gpuEnd;
+}
+
+namespace {
+
+/// One partial trace of a progressive open, as the whole one would be given to the caller.
+void publishPartial(const std::string& path, std::shared_ptr<const model::Trace> trace,
+                    double fraction, const LoadOptions& options) {
+    auto cancelled = [&] { return options.cancel && options.cancel->load(); };
+    if (cancelled()) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    Workspace ws;
+    ws.path = path;
+    ws.session.sourcePath = path;
+    ws.session.sourceKind = "file";
+    model::TraceEntry e;
+    e.trace = std::move(trace);
+    e.path = path;
+    e.label = std::filesystem::path(path).filename().string();
+    e.rank = e.trace->metadata().distributed.present ? e.trace->metadata().distributed.rank : 0;
+    AnalysedTrace at;
+    at.entry = e;
+    const model::Trace& t = *e.trace;
+    std::thread side;
+    if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(t); });
+    if (options.analyse) {
+        if (const auto end = partialReadEnd(t); end && *end > t.startNs()) {
+            analysis::AnalysisOptions ao = options.analysis;
+            ao.window.kind = analysis::WindowKind::Range;
+            ao.window.startNs = t.startNs();
+            ao.window.endNs = *end;
+            at.analysis =
+                std::make_shared<const analysis::AnalysisResult>(analysis::analyze(t, ao));
+        } else {
+            ws.session.notes.push_back("no GPU work read yet: the findings come when it is");
+        }
+    }
+    if (side.joinable()) side.join();
+    ws.session.traces.push_back(std::move(e));
+    ws.traces.push_back(std::move(at));
+    ws.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!cancelled()) options.partial(std::move(ws), fraction);
+}
+
+} // namespace
 
 base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -32,6 +91,16 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
                 report(0.9 * double(p.bytesRead) / double(p.bytesTotal),
                        "Reading " + base::formatCount(p.events) + " events");
         };
+    std::error_code ec;
+    if (options.partial && std::filesystem::is_regular_file(path, ec)) {
+        io.partialFirstMs = options.partialFirstMs;
+        io.partial = [&](std::shared_ptr<const model::Trace> t,
+                         const importers::ImportProgress& p) {
+            publishPartial(path, std::move(t),
+                           p.bytesTotal ? double(p.bytesRead) / double(p.bytesTotal) : 0.0,
+                           options);
+        };
+    }
     auto imported = importers::importPath(path, io);
     if (!imported) return imported.error();
     Workspace ws;

@@ -30,6 +30,95 @@ std::string fingerprint(const analysis::AnalysisResult& a) {
 class TestWorkspace : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // Progressive open: parts of the trace before the whole, each growing, each a finished
+    // trace analysed only over the part whose CPU and GPU work are both read.
+    void progressiveOpenPublishesThePartRead() {
+        const auto path = test::sharedTraces() / "hta/df_index_resolver/df_index_resolver.json.gz";
+        if (!std::filesystem::exists(path)) QSKIP("../shared/traces is absent");
+        struct Part {
+            uint64_t entries;
+            double fraction;
+            bool formatSaysPartly, analysed, windowIsReadPart, noteWhenNotAnalysed;
+        };
+        std::vector<Part> parts;
+        workspace::LoadOptions o;
+        o.partialFirstMs = 1;
+        o.perTrace = [](const model::Trace& t) -> std::shared_ptr<const void> {
+            return std::make_shared<size_t>(t.eventCount());
+        };
+        o.partial = [&](workspace::Workspace&& ws, double fraction) {
+            QCOMPARE(ws.traces.size(), size_t(1));
+            const workspace::AnalysedTrace& at = ws.traces.front();
+            const model::Trace& t = *at.entry.trace;
+            const auto end = workspace::partialReadEnd(t);
+            Part p{t.importStats().entries,
+                   fraction,
+                   t.metadata().formatName.find("partly read") != std::string::npos,
+                   bool(at.analysis),
+                   at.analysis && end && at.analysis->window.endNs == *end,
+                   false};
+            p.noteWhenNotAnalysed =
+                at.analysis || (!ws.session.notes.empty() &&
+                                ws.session.notes.front().find("no GPU work read yet") == 0);
+            QVERIFY(at.extra &&
+                    *std::static_pointer_cast<const size_t>(at.extra) == t.eventCount());
+            parts.push_back(p);
+        };
+        auto r = workspace::loadAndAnalyse(path.string(), o);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        const model::Trace& whole = *r.value().traces.front().entry.trace;
+        QVERIFY(whole.metadata().formatName.find("partly") == std::string::npos);
+        QVERIFY(!parts.empty());
+        for (size_t i = 0; i < parts.size(); ++i) {
+            QVERIFY(parts[i].entries > 0 && parts[i].entries < whole.importStats().entries);
+            QVERIFY(parts[i].fraction > 0 && parts[i].fraction <= 0.76);
+            QVERIFY(parts[i].formatSaysPartly);
+            QVERIFY(!parts[i].analysed || parts[i].windowIsReadPart);
+            QVERIFY(parts[i].noteWhenNotAnalysed);
+            if (i) QVERIFY(parts[i].entries >= 2 * parts[i - 1].entries);
+        }
+    }
+
+    void cancelDuringAProgressiveOpen() {
+        const auto path = test::sharedTraces() / "hta/df_index_resolver/df_index_resolver.json.gz";
+        if (!std::filesystem::exists(path)) QSKIP("../shared/traces is absent");
+        std::atomic<bool> cancel{false};
+        int parts = 0;
+        workspace::LoadOptions o;
+        o.cancel = &cancel;
+        o.partialFirstMs = 1;
+        o.partial = [&](workspace::Workspace&&, double) {
+            ++parts;
+            cancel = true;
+        };
+        auto r = workspace::loadAndAnalyse(path.string(), o);
+        QVERIFY(!r);
+        QCOMPARE(r.error().kind, base::ErrorKind::Cancelled);
+        QCOMPARE(parts, 1);
+    }
+
+    // The read part's end: the earlier of the last GPU and the last CPU activity; none
+    // without GPU work.
+    void partialReadEndIsTheEarlierOfCpuAndGpu() {
+        auto r = workspace::loadAndAnalyse(dataTrace("dataloader_stall.json"), {});
+        QVERIFY(r);
+        const model::Trace& t = *r.value().traces.front().entry.trace;
+        int64_t gpu = INT64_MIN, cpu = INT64_MIN;
+        for (const model::TrackInfo& tr : t.tracks())
+            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+                (tr.kind == model::TrackKind::GpuStream ? gpu : cpu) =
+                    std::max(tr.kind == model::TrackKind::GpuStream ? gpu : cpu, t.slices().end(i));
+        QVERIFY(gpu != INT64_MIN && cpu != INT64_MIN);
+        QCOMPARE(workspace::partialReadEnd(t), std::optional<int64_t>(std::min(gpu, cpu)));
+        const auto cpuOnly =
+            test::sharedTraces() / "hta/cpu_only/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz";
+        if (std::filesystem::exists(cpuOnly)) {
+            auto c = workspace::loadAndAnalyse(cpuOnly.string(), {});
+            QVERIFY(c);
+            QVERIFY(!workspace::partialReadEnd(*c.value().traces.front().entry.trace));
+        }
+    }
+
     void fileIsImportedAndAnalysed() {
         std::vector<double> fractions;
         workspace::LoadOptions o;

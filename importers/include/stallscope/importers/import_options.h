@@ -8,6 +8,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+namespace stallscope::model {
+class Trace;
+}
+
 namespace stallscope::importers {
 
 struct ImportProgress {
@@ -48,6 +52,15 @@ struct ImportOptions {
     uint64_t memoryBudgetBytes = 0;
     /// Import only these processes (one rank of a file holding several); null: all.
     std::shared_ptr<const PidSelection> pids;
+    /// Progressive open (Chrome/Kineto JSON): a finished, immutable trace of the events read
+    /// so far, while the import goes on. The first after `partialFirstMs`, then whenever the
+    /// events have doubled (and `partialFirstMs` more have passed), never while the previous
+    /// call is still running, and not once most of the input is read (the whole trace is
+    /// near). Called on a thread of its own: the copy is taken on the importing thread (a
+    /// copy of the columns), finished and handed over beside it. A call still running when
+    /// the import ends is waited for. A small file never gets one.
+    std::function<void(std::shared_ptr<const model::Trace>, const ImportProgress&)> partial;
+    unsigned partialFirstMs = 700;
 };
 
 } // namespace stallscope::importers

@@ -86,6 +86,10 @@ public:
 
     /// An immutable copy of everything appended so far; the builder stays usable.
     [[nodiscard]] std::shared_ptr<const Trace> snapshot() const;
+    /// A copy of everything appended so far (a plain copy of the columns), to be finished
+    /// elsewhere: snapshot() in two halves, so that a caller can finish the copy on another
+    /// thread while this builder keeps appending (progressive open).
+    [[nodiscard]] TraceBuilder clone() const;
     /// Finalizes and hands over the data; the builder is empty afterwards.
     [[nodiscard]] std::shared_ptr<const Trace> finish();
 
@@ -100,7 +104,6 @@ private:
         }
     };
 
-    TraceBuilder clone() const;
     friend class TraceFinalizer;
 
     std::unique_ptr<Trace> m_trace;

@@ -11,10 +11,13 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace stallscope::workspace {
+
+struct Workspace;
 
 struct LoadOptions {
     unsigned threads = 0;           // import threads (0: the importer's default)
@@ -28,6 +31,14 @@ struct LoadOptions {
     /// Work of the caller's own per trace (the GUI's timeline index), run on the loader's
     /// threads alongside that trace's analysis; its result is kept in AnalysedTrace::extra.
     std::function<std::shared_ptr<const void>(const model::Trace&)> perTrace;
+    /// Progressive open of one trace file (a folder, or a file of several ranks after its
+    /// first pass, gets none): now and then while the import goes on (ImportOptions::partial),
+    /// the events read so far as a workspace of one trace, given the caller's per-trace work
+    /// and analysed over the part read (partialReadEnd) — or not analysed, with a note, when
+    /// no GPU work has been read yet. `fraction` is the part of the input read (0..1). Called
+    /// on a thread of the importer's, one call at a time, never after loadAndAnalyse returns.
+    std::function<void(Workspace&& partial, double fraction)> partial;
+    unsigned partialFirstMs = 700;
 };
 
 struct AnalysedTrace {
@@ -42,6 +53,12 @@ struct Workspace {
     std::vector<AnalysedTrace> traces; // in session order
     double seconds = 0;                // import + analysis wall time
 };
+
+/// The end of the part of a partly read trace whose CPU and GPU activity have both been read:
+/// the earlier of the last GPU slice's end and the last CPU slice's end (a Kineto file writes
+/// all CPU events before the GPU ones; a replicated or streamed one interleaves them). Null
+/// when no GPU slice has been read: then the trace cannot tell yet where its GPU idles.
+std::optional<int64_t> partialReadEnd(const model::Trace& trace);
 
 /// Imports `path` and analyses its traces. Errors: the importer's (not found, invalid,
 /// over the memory budget, ...), NoTraces for a folder without a loadable trace, and
