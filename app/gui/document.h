@@ -33,6 +33,10 @@ struct Document {
     bool manyRanks = false;
     QString detailNote; // many ranks whose detail could not be loaded: why (traces stays empty)
     double loadSeconds = 0;
+    // A progressive open's document so far: the events of the first `readFraction` of the
+    // input, each trace analysed over the part whose GPU work is read. The whole one follows.
+    bool partial = false;
+    double readFraction = 1;
 };
 
 } // namespace stallscope::gui

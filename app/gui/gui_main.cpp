@@ -57,11 +57,15 @@ int main(int argc, char** argv) {
                                   "bottom view for --screenshot: timeline, flame, stats, ranks or "
                                   "collectives (the ranks side by side)",
                                   "VIEW", "timeline");
+    const QCommandLineOption progressive(
+        "progressive",
+        "with --screenshot: open PATH as the window does (progressively) and take the picture "
+        "at the first partial view, then cancel; prints the time to it as JSON");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(
         "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
-    p.addOptions({shot, size, finding, view, theme, man, icon});
+    p.addOptions({shot, size, finding, view, progressive, theme, man, icon});
     p.process(app);
 
     if (p.isSet(man)) {
@@ -135,6 +139,7 @@ int main(int argc, char** argv) {
         }
         o.finding = p.value(finding).toInt();
         o.view = p.value(view);
+        o.progressive = p.isSet(progressive);
         o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);
         QString error;

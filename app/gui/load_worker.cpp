@@ -6,6 +6,8 @@
 
 #include <QMetaObject>
 
+#include <algorithm>
+
 namespace stallscope::gui {
 
 namespace {
@@ -140,13 +142,42 @@ std::shared_ptr<Document> loadManyRanks(const QString& path,
     return doc;
 }
 
+/// A progressive open's partial workspace as a document: a trace not analysed yet (no GPU work
+/// read) gets an empty analysis that says why.
+std::shared_ptr<Document> partialDocument(const QString& path, workspace::Workspace&& ws,
+                                          double fraction) {
+    auto doc = std::make_shared<Document>();
+    doc->path = path;
+    doc->partial = true;
+    doc->readFraction = fraction;
+    addTraces(*doc, ws);
+    for (LoadedTrace& lt : doc->traces)
+        if (!lt.analysis) {
+            auto empty = std::make_shared<analysis::AnalysisResult>();
+            empty->window.startNs = lt.entry.trace->startNs();
+            empty->window.endNs = lt.entry.trace->endNs();
+            empty->window.description = "no GPU work read yet";
+            lt.analysis = std::move(empty);
+        }
+    doc->loadSeconds = ws.seconds;
+    return doc;
+}
+
 std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOptions& options,
-                               const std::atomic<bool>* cancel, const Progress& onProgress,
-                               QString* error) {
+                               const LoadWorker::Hooks& hooks, QString* error) {
+    const std::atomic<bool>* cancel = hooks.cancel;
+    const Progress& onProgress = hooks.progress;
     const std::string p = path.toStdString();
     if (!workspace::rankSummaryFiles(p).empty() || workspace::rankTraceFileCount(p) > kDetailRanks)
         return loadManyRanks(path, options, cancel, onProgress, error);
-    auto result = workspace::loadAndAnalyse(p, loadOptions(options, cancel, onProgress));
+    workspace::LoadOptions lo = loadOptions(options, cancel, onProgress);
+    if (hooks.partial && hooks.partialFirstMs) {
+        lo.partialFirstMs = hooks.partialFirstMs;
+        lo.partial = [&](workspace::Workspace&& ws, double fraction) {
+            hooks.partial(partialDocument(path, std::move(ws), fraction));
+        };
+    }
+    auto result = workspace::loadAndAnalyse(p, lo);
     if (!result) {
         if (error) *error = errorText(result.error());
         return nullptr;
@@ -179,31 +210,50 @@ LoadWorker::LoadWorker(QObject* parent) : QObject(parent) {
 LoadWorker::~LoadWorker() {
     cancel();
     if (m_thread) m_thread->wait();
+    for (QThread* t : m_retired) {
+        t->wait();
+        delete t;
+    }
+    delete m_thread;
 }
 
 void LoadWorker::cancel() {
     if (m_cancel) m_cancel->store(true);
 }
 
-void LoadWorker::run(
-    std::function<std::shared_ptr<Document>(const std::atomic<bool>*, const Progress&, QString*)>
-        job) {
+void LoadWorker::run(std::function<std::shared_ptr<Document>(const Hooks&, QString*)> job) {
     cancel();
     if (m_thread) {
-        m_thread->wait();
-        m_thread->deleteLater();
+        // Not waited for: a cancelled load ends on its own (its signals are off).
+        QThread* old = m_thread;
         m_thread = nullptr;
+        m_retired.push_back(old);
+        connect(old, &QThread::finished, this, [this, old] {
+            auto it = std::find(m_retired.begin(), m_retired.end(), old);
+            if (it == m_retired.end()) return;
+            m_retired.erase(it);
+            old->deleteLater();
+        });
+        if (old->isFinished()) { // ended before the connection: its finished() is gone
+            m_retired.pop_back();
+            old->deleteLater();
+        }
     }
     auto flag = std::make_shared<std::atomic<bool>>(false);
     m_cancel = flag;
-    m_thread = QThread::create([this, job = std::move(job), flag] {
+    const unsigned partialMs = m_partialFirstMs;
+    m_thread = QThread::create([this, job = std::move(job), flag, partialMs] {
         QString error;
-        auto doc = job(
-            flag.get(),
-            [this, flag](double f, const QString& what) {
-                if (!flag->load()) Q_EMIT progress(f, what);
-            },
-            &error);
+        Hooks hooks;
+        hooks.cancel = flag.get();
+        hooks.progress = [this, flag](double f, const QString& what) {
+            if (!flag->load()) Q_EMIT progress(f, what);
+        };
+        hooks.partial = [this, flag](std::shared_ptr<Document> doc) {
+            if (!flag->load()) Q_EMIT partial(std::move(doc));
+        };
+        hooks.partialFirstMs = partialMs;
+        auto doc = job(hooks, &error);
         if (flag->load()) return; // cancelled: the caller already moved on
         if (doc)
             Q_EMIT loaded(doc);
@@ -214,22 +264,21 @@ void LoadWorker::run(
 }
 
 void LoadWorker::start(const QString& path, const analysis::AnalysisOptions& options) {
-    run([path, options](const std::atomic<bool>* cancel, const Progress& progress, QString* error) {
-        return load(path, options, cancel, progress, error);
+    run([path, options](const Hooks& hooks, QString* error) {
+        return load(path, options, hooks, error);
     });
 }
 
 void LoadWorker::startRank(std::shared_ptr<const Document> ranksOf, int32_t rank,
                            const analysis::AnalysisOptions& options) {
-    run([ranksOf = std::move(ranksOf), rank, options](const std::atomic<bool>* cancel,
-                                                      const Progress& progress, QString* error) {
-        return loadRank(*ranksOf, rank, options, cancel, progress, error);
+    run([ranksOf = std::move(ranksOf), rank, options](const Hooks& hooks, QString* error) {
+        return loadRank(*ranksOf, rank, options, hooks.cancel, hooks.progress, error);
     });
 }
 
 std::shared_ptr<Document> LoadWorker::loadNow(const QString& path, const analysis::AnalysisOptions& options,
                                               QString* error) {
-    return load(path, options, nullptr, nullptr, error);
+    return load(path, options, Hooks{}, error);
 }
 
 std::shared_ptr<Document> LoadWorker::loadRankNow(const Document& ranksOf, int32_t rank,

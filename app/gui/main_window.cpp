@@ -62,11 +62,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
         m_status->setText(what);
     });
     connect(m_worker, &LoadWorker::loaded, this, [this](std::shared_ptr<Document> doc) { onLoaded(std::move(doc)); });
+    connect(m_worker, &LoadWorker::partial, this,
+            [this](std::shared_ptr<Document> doc) { onPartial(std::move(doc)); });
     connect(m_worker, &LoadWorker::failed, this, [this](const QString& msg) {
         m_pendingStep = -1;
+        m_acceptPartials = false;
         m_progress->hide();
         m_cancel->hide();
-        showError(tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg));
+        showError(
+            tr("Could not open %1: %2").arg(QFileInfo(m_loadingPath).fileName(), msg) +
+            (m_doc && m_doc->partial ? tr(" The part read before is still shown.") : QString()));
         m_status->setText(tr("Open failed"));
     });
 }
@@ -176,9 +181,18 @@ void MainWindow::createWidgets() {
     connect(m_stop, &QPushButton::clicked, this, &MainWindow::stopRecording);
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         m_worker->cancel();
+        m_acceptPartials = false;
         m_progress->hide();
         m_cancel->hide();
         m_status->setText(tr("Cancelled"));
+        if (m_doc && m_doc->partial)
+            showNotice(tr("Cancelled with %1 % of %2 read: the %3 events read are shown and the "
+                          "findings cover "
+                          "only that part. Open the file again to read all of it.")
+                           .arg(int(m_doc->readFraction * 100))
+                           .arg(QFileInfo(m_doc->path).fileName())
+                           .arg(QLocale().toString(qulonglong(
+                               m_doc->traces.front().entry.trace->importStats().entries))));
     });
 
     connect(m_findings, &FindingsPanel::findingSelected, this, [this](int row) {
@@ -195,6 +209,7 @@ void MainWindow::openPath(const QString& path) {
     }
     m_banner->hide();
     m_loadingPath = path;
+    m_acceptPartials = true;
     m_progress->setValue(0);
     m_progress->show();
     m_cancel->show();
@@ -205,10 +220,51 @@ void MainWindow::openPath(const QString& path) {
 void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
     m_progress->hide();
     m_cancel->hide();
+    m_acceptPartials = false;
     if (!isSelection(doc->path)) addRecent(doc->path);
+    // After a progressive open the whole trace replaces the part read in the user's view.
+    m_keepView = m_doc && m_doc->partial && m_doc->path == doc->path;
     setDocument(std::move(doc));
+    m_keepView = false;
     if (m_pendingStep >= 0) showStepColumn(m_pendingStep);
     m_pendingStep = -1;
+}
+
+void MainWindow::onPartial(std::shared_ptr<Document> doc) {
+    if (!m_acceptPartials || !doc || doc->traces.empty() || doc->path != m_loadingPath) return;
+    m_keepView = m_doc && m_doc->partial && m_doc->path == doc->path;
+    setDocument(std::move(doc));
+    m_keepView = false;
+    m_exportAction->setEnabled(false); // a report of part of a trace would mislead
+    showNotice(partialText(*m_doc));
+}
+
+QString MainWindow::partialText(const Document& doc) const {
+    const LoadedTrace& lt = doc.traces.front();
+    QString text = tr("Reading %1: %2 % read, the %3 events read so far are shown.")
+                       .arg(QFileInfo(doc.path).fileName())
+                       .arg(int(doc.readFraction * 100))
+                       .arg(QLocale().toString(qulonglong(lt.entry.trace->importStats().entries)));
+    if (lt.analysis && lt.analysis->window.endNs > lt.analysis->window.startNs &&
+        lt.analysis->window.description != "no GPU work read yet")
+        text +=
+            tr(" The findings are preliminary: they cover the first %1 s of the trace, whose CPU "
+               "and "
+               "GPU work are both read, and are redone when all of it is.")
+                .arg(QString::number(
+                    double(lt.analysis->window.endNs - lt.analysis->window.startNs) / 1e9, 'f', 2));
+    else
+        text += tr(" No GPU work has been read yet: the findings come when it is.");
+    return text;
+}
+
+void MainWindow::showNotice(const QString& message) {
+    m_bannerWarns = false;
+    m_banner->setStyleSheet(
+        "QLabel { background: #e7f0fb; color: #0b3a66; border: 1px solid #b9d2f0; padding: 8px; }");
+    m_banner->setTextFormat(Qt::PlainText);
+    m_banner->setText(message);
+    m_banner->show();
 }
 
 void MainWindow::showRankAt(int32_t rank, int column) {
@@ -348,7 +404,12 @@ void MainWindow::showRank(int index) {
     m_rank = index;
     const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(index)];
     m_rankCombo->setCurrentIndex(index);
-    m_timeline->setData(lt.entry.trace, lt.analysis, lt.timeline);
+    // A progressive open's next document keeps the view (or keeps following the whole trace).
+    const bool keepView = m_keepView;
+    if (keepView)
+        m_timeline->setLiveData(lt.entry.trace, lt.timeline, lt.analysis);
+    else
+        m_timeline->setData(lt.entry.trace, lt.analysis, lt.timeline);
     m_findings->setData(lt.entry.trace, lt.analysis);
     const PanelContext context{m_doc.get(), index};
     for (const auto& panel : m_panels) panel->showTrace(context);
@@ -371,7 +432,15 @@ void MainWindow::showRank(int index) {
         m_timeline->setSearch(m_search->text());
         updateSearchLabel();
     }
-    if (!lt.analysis->findings.empty()) selectFinding(0);
+    if (m_doc->partial) {
+        m_status->setText(tr("Reading: %1 % · %2 events so far · preliminary analysis of %3")
+                              .arg(int(m_doc->readFraction * 100))
+                              .arg(QLocale().toString(qulonglong(st.entries)))
+                              .arg(QString::fromStdString(lt.analysis->window.description)));
+        return; // the timeline shows all that is read: no finding zooms into it yet
+    }
+    // The largest finding, unless the user zoomed in while the trace was read.
+    if (!lt.analysis->findings.empty() && (!keepView || m_timeline->showsAll())) selectFinding(0);
 }
 
 void MainWindow::selectFinding(int row) {

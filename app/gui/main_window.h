@@ -91,6 +91,8 @@ public:
     [[nodiscard]] QLabel* statusLabel() const { return m_status; }
     [[nodiscard]] QPushButton* stopButton() const { return m_stop; }
     [[nodiscard]] bool loading() const;
+    /// The load worker (tests and benchmarks lower its progressive-open delay).
+    [[nodiscard]] LoadWorker* loadWorker() const { return m_worker; }
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -109,6 +111,11 @@ private:
     void showWarning(const QString& message);
     static QString importProblems(const model::Diagnostics& diagnostics);
     void onLoaded(std::shared_ptr<Document> doc);
+    /// Progressive open: the document so far replaces the last one, keeping the user's view.
+    void onPartial(std::shared_ptr<Document> doc);
+    /// The blue banner of a progressive open (plain text).
+    void showNotice(const QString& message);
+    [[nodiscard]] QString partialText(const Document& doc) const;
     void fillSteps();
     void showRanksOnly();
     void showStepColumn(int column);
@@ -130,6 +137,8 @@ private:
     QTabWidget* m_tabs = nullptr;
     QLabel* m_banner = nullptr;
     bool m_bannerWarns = false;
+    bool m_acceptPartials = false; // a load of one path is running: its partial documents show
+    bool m_keepView = false;       // showRank keeps the timeline's view (a newer partial)
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     QLabel* m_status = nullptr;

@@ -6,12 +6,75 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QLabel>
+#include <QPushButton>
+#include <QThread>
+
 #include <QSplitter>
 #include <QTabWidget>
+#include <cstdio>
 
 namespace stallscope::gui {
 
+namespace {
+
+int saveShot(QWidget& w, const QString& output, QString* error) {
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    const QPixmap shot = w.grab();
+    if (!shot.save(output, "PNG")) {
+        if (error) *error = "cannot write " + output;
+        return 1;
+    }
+    return 0;
+}
+
+int progressiveScreenshot(const ScreenshotOptions& o, QString* error) {
+    MainWindow w;
+    w.resize(o.size);
+    w.show();
+    QElapsedTimer t;
+    t.start();
+    w.openPath(o.input);
+    while ((!w.document() || !w.document()->partial) && w.loading() && t.elapsed() < 600000)
+        QApplication::processEvents(QEventLoop::WaitForMoreEvents, 20);
+    // The loaded() or failed() signal of a load that ended before any partial.
+    for (int i = 0; i < 5; ++i) QApplication::processEvents();
+    if (!w.document()) {
+        if (error) *error = "no picture: " + w.errorBanner()->text();
+        return 1;
+    }
+    const Document& doc = *w.document();
+    const double shownS = double(t.nsecsElapsed()) / 1e9;
+    w.repaint();
+    const double paintedS = double(t.nsecsElapsed()) / 1e9;
+    std::printf(
+        "{\"first_partial_s\": %.3f, \"first_picture_s\": %.3f, \"partial\": %s, "
+        "\"read_fraction\": %.4f, "
+        "\"events_shown\": %llu, \"findings\": %zu",
+        shownS, paintedS, doc.partial ? "true" : "false", doc.readFraction,
+        static_cast<unsigned long long>(doc.traces.front().entry.trace->importStats().entries),
+        doc.traces.front().analysis ? doc.traces.front().analysis->findings.size() : size_t(0));
+    const int rc = saveShot(w, o.output, error);
+    if (w.loading()) {
+        // Cancel as the button does; the worker's thread must stop reading promptly.
+        QElapsedTimer c;
+        c.start();
+        for (QPushButton* b : w.findChildren<QPushButton*>())
+            if (b->text() == QObject::tr("Cancel")) b->click();
+        const double clickedMs = double(c.nsecsElapsed()) / 1e6;
+        while (w.loadWorker()->busy() && c.elapsed() < 60000) QThread::msleep(1);
+        std::printf(", \"cancel_click_ms\": %.1f, \"cancel_thread_end_ms\": %.1f", clickedMs,
+                    double(c.nsecsElapsed()) / 1e6);
+    }
+    std::printf("}\n");
+    std::fflush(stdout);
+    return rc;
+}
+
+} // namespace
+
 int takeScreenshot(const ScreenshotOptions& o, QString* error) {
+    if (o.progressive) return progressiveScreenshot(o, error);
     auto doc = LoadWorker::loadNow(o.input, {}, error);
     if (!doc) return 1;
     MainWindow w;
@@ -34,13 +97,7 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     const auto* flame = w.findChild<FlamePanel*>();
     while (flame && flame->building() && waited.elapsed() < 60000)
         QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
-    for (int i = 0; i < 5; ++i) QApplication::processEvents();
-    const QPixmap shot = w.grab();
-    if (!shot.save(o.output, "PNG")) {
-        if (error) *error = "cannot write " + o.output;
-        return 1;
-    }
-    return 0;
+    return saveShot(w, o.output, error);
 }
 
 } // namespace stallscope::gui

@@ -1,6 +1,7 @@
 #pragma once
 // Headless rendering of the main window to a PNG (docs, tests, bug reports):
 //   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view timeline|flame|stats] PATH
+//   stallscope --screenshot OUT.png --progressive PATH   (the first picture of a progressive open)
 #include "theme.h"
 
 #include <QSize>
@@ -15,6 +16,10 @@ struct ScreenshotOptions {
     int finding = 1;          // 1-based; 0 selects none
     QString view = "timeline";
     ThemeMode theme = ThemeMode::Light;
+    /// Opens PATH as the GUI does (on the load worker, progressively) and takes the picture at
+    /// the first partial document, then cancels; prints the time to that picture and how long
+    /// the cancel took (a file too small for a partial is shown whole).
+    bool progressive = false;
 };
 
 /// Loads, analyses, renders and saves; returns the process exit code.

@@ -24,18 +24,19 @@
 #include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QFile>
 #include <QFileInfo>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
-
 
 using namespace stallscope;
 using namespace stallscope::gui;
@@ -113,6 +114,81 @@ private Q_SLOTS:
             w.findings()->selectFinding(1);
             QCOMPARE(w.timeline()->state().shaded.size(), lt.analysis->findings[1].ranges.size());
         }
+    }
+
+    // A large file opens progressively: documents of the part read (marked partial, the
+    // timeline of what is read, a notice of how much, no export) come before the whole one,
+    // which replaces them and is exported as usual.
+    void progressiveOpenShowsThePartReadThenTheWhole() {
+        const auto path = test::sharedTraces() / "hta/df_index_resolver/df_index_resolver.json.gz";
+        if (!std::filesystem::exists(path)) QSKIP("../shared/traces is absent");
+        MainWindow w;
+        w.show();
+        w.loadWorker()->setPartialFirstMs(1);
+        QAction* exportAction = nullptr;
+        for (QAction* a : w.findChildren<QAction*>())
+            if (a->text().startsWith("&Export Report")) exportAction = a;
+        QVERIFY(exportAction);
+        struct Seen {
+            uint64_t entries;
+            double fraction;
+            bool shown, notice, exportOff, timeline;
+        };
+        std::vector<Seen> seen;
+        // After the window's own handler: what the user sees at each partial document.
+        connect(w.loadWorker(), &LoadWorker::partial, &w, [&](std::shared_ptr<Document> d) {
+            seen.push_back(
+                {d->traces.front().entry.trace->importStats().entries, d->readFraction,
+                 w.document() == d.get(),
+                 w.errorBanner()->isVisible() && w.errorBanner()->text().startsWith("Reading "),
+                 !exportAction->isEnabled(),
+                 w.timeline()->layout().trace() == d->traces.front().entry.trace.get()});
+        });
+        w.openPath(QString::fromStdString(path.string()));
+        QTRY_VERIFY_WITH_TIMEOUT(w.document() && !w.document()->partial, 60000);
+        QVERIFY(!seen.empty());
+        const uint64_t whole = w.document()->traces.front().entry.trace->importStats().entries;
+        for (size_t i = 0; i < seen.size(); ++i) {
+            QVERIFY(seen[i].shown && seen[i].notice && seen[i].exportOff && seen[i].timeline);
+            QVERIFY(seen[i].entries > 0 && seen[i].entries < whole);
+            QVERIFY(seen[i].fraction > 0 && seen[i].fraction <= 0.76);
+            if (i) QVERIFY(seen[i].entries > seen[i - 1].entries);
+        }
+        QVERIFY(exportAction->isEnabled());
+        QVERIFY(!w.errorBanner()->isVisible() || !w.errorBanner()->text().startsWith("Reading "));
+        QVERIFY(!w.statusLabel()->text().startsWith("Reading"));
+    }
+
+    // Cancel during a progressive open: the window is free at once, the part read stays
+    // shown with a notice, and nothing of the cancelled load arrives afterwards.
+    void cancelKeepsThePartRead() {
+        const auto path = test::sharedTraces() / "hta/df_index_resolver/df_index_resolver.json.gz";
+        if (!std::filesystem::exists(path)) QSKIP("../shared/traces is absent");
+        MainWindow w;
+        w.show();
+        w.loadWorker()->setPartialFirstMs(1);
+        QPushButton* cancel = nullptr;
+        for (QPushButton* b : w.findChildren<QPushButton*>())
+            if (b->text() == "Cancel") cancel = b;
+        QVERIFY(cancel);
+        bool clicked = false;
+        connect(w.loadWorker(), &LoadWorker::partial, &w, [&] {
+            if (!clicked) cancel->click();
+            clicked = true;
+        });
+        w.openPath(QString::fromStdString(path.string()));
+        QTRY_VERIFY_WITH_TIMEOUT(clicked, 60000);
+        const Document* shown = w.document();
+        QVERIFY(shown && shown->partial);
+        QVERIFY(!cancel->isVisible());
+        QVERIFY2(w.errorBanner()->text().startsWith("Cancelled with"),
+                 qPrintable(w.errorBanner()->text()));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.loading(), 20000);
+        QTest::qWait(200);
+        QCOMPARE(w.document(), shown); // no later partial, no whole document
+        // Opening again after a cancel reads all of it.
+        w.openPath(QString::fromStdString(path.string()));
+        QTRY_VERIFY_WITH_TIMEOUT(w.document() && !w.document()->partial, 60000);
     }
 
     void evidenceOpensTheEventsDetails() {

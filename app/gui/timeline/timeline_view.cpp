@@ -44,23 +44,36 @@ void TimelineView::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<c
     updateScrollBar();
 }
 
-void TimelineView::setLiveData(std::shared_ptr<const Trace> trace, std::shared_ptr<const TimelineIndex> index) {
+bool TimelineView::showsAll() const {
+    return !m_layout.trace() ||
+           (m_vp.startNs <= m_layout.startNs() && m_vp.endNs() >= m_layout.endNs());
+}
+
+void TimelineView::setLiveData(std::shared_ptr<const Trace> trace,
+                               std::shared_ptr<const TimelineIndex> index,
+                               std::shared_ptr<const analysis::AnalysisResult> analysis) {
     const bool first = !m_layout.trace();
-    const bool following = first || (m_vp.startNs <= m_layout.startNs() && m_vp.endNs() >= m_layout.endNs());
+    const bool following = showsAll();
     std::vector<QString> collapsed;
     for (const TimelineGroup& g : m_layout.groups())
         if (g.collapsed) collapsed.push_back(g.label);
     const TimelineViewport keep = m_vp;
-    m_layout.build(std::move(trace), nullptr, std::move(index));
+    m_layout.build(std::move(trace), std::move(analysis), std::move(index));
     for (size_t gi = 0; gi < m_layout.groups().size(); ++gi)
         if (std::find(collapsed.begin(), collapsed.end(), m_layout.groups()[gi].label) != collapsed.end())
             m_layout.setCollapsed(int(gi), true);
     m_state.selected = {};  // slice ids are not stable across snapshots
     m_state.search.reset();
+    m_state.shaded.clear(); // a finding of the previous snapshot's analysis
+    m_state.shadedRows.clear();
+    m_state.shadeLabel.clear();
     m_searchJob.cancel();
     m_pendingMatch = PendingMatch::None;
     m_matchIndex = -1;
-    if (first && m_layout.trace()) m_state.timeOrigin = m_layout.trace()->startNs();
+    if (m_layout.analysis())
+        m_state.timeOrigin = m_layout.analysis()->window.startNs;
+    else if (first && m_layout.trace())
+        m_state.timeOrigin = m_layout.trace()->startNs();
     if (following) {
         fitAll();
     } else {

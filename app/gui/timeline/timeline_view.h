@@ -25,7 +25,12 @@ public:
                  std::shared_ptr<const TimelineIndex> index = nullptr);
     /// A new snapshot of a trace being recorded: the view keeps following the whole trace
     /// while it shows all of it, else keeps the user's zoom; collapsed groups stay collapsed.
-    void setLiveData(std::shared_ptr<const model::Trace> trace, std::shared_ptr<const TimelineIndex> index);
+    /// `analysis` (optional): a progressive open's preliminary analysis of the part read.
+    void setLiveData(std::shared_ptr<const model::Trace> trace,
+                     std::shared_ptr<const TimelineIndex> index,
+                     std::shared_ptr<const analysis::AnalysisResult> analysis = nullptr);
+    /// True while the view shows the whole trace (a newer snapshot keeps it that way).
+    [[nodiscard]] bool showsAll() const;
     [[nodiscard]] const TimelineLayout& layout() const { return m_layout; }
     [[nodiscard]] const TimelineViewport& viewport() const { return m_vp; }
     [[nodiscard]] const TimelineState& state() const { return m_state; }
