@@ -1,8 +1,15 @@
 // Import benchmark: times importing one file (best of --repeat runs) and reports
 // throughput, model size and peak RSS as one JSON line. Driven by run_import_bench.sh,
-// which adds the same-run baselines (Python json.load) and prints the ratios.
+// which adds the same-run baselines (Python json.load, the parse-only limit) and prints the
+// ratios.
+//
+// --parse-only: the limit an importer built on simdjson could reach on one core: the file
+// read into memory and every event of traceEvents walked with simdjson's on-demand API,
+// touching the fields the model keeps (ph, name, cat, ts, dur, pid, tid, id) and nothing
+// else. A plain JSON file only (the limit is the parser's, not the decompressor's).
 #include "stallscope/importers/importer.h"
 
+#include <simdjson.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -10,20 +17,95 @@
 #include <cstring>
 #include <string>
 
+namespace {
+
+/// One walk of the file (see above). Returns seconds, or a negative value on a parse error.
+double parseOnly(const char* path, uint64_t& events, uint64_t& bytes) {
+    using namespace simdjson;
+    const auto t0 = std::chrono::steady_clock::now();
+    padded_string text;
+    if (padded_string::load(path).get(text)) return -1;
+    bytes = text.size();
+    ondemand::parser parser(text.size() + 64);
+    ondemand::document doc;
+    if (parser.iterate(text).get(doc)) return -1;
+    ondemand::array arr;
+    if (doc["traceEvents"].get_array().get(arr)) return -1;
+    uint64_t sink = 0;
+    events = 0;
+    for (auto el : arr) {
+        ondemand::object obj;
+        if (el.get_object().get(obj)) return -1;
+        for (auto field : obj) {
+            std::string_view key;
+            if (field.unescaped_key().get(key)) return -1;
+            auto v = field.value();
+            if (key == "ph" || key == "name" || key == "cat") {
+                std::string_view sv;
+                if (!v.get_string().get(sv)) sink += sv.size();
+            } else if (key == "ts" || key == "dur" || key == "pid" || key == "tid" || key == "id") {
+                double d = 0;
+                if (!v.get_double().get(d))
+                    sink += static_cast<uint64_t>(d);
+                else {
+                    std::string_view sv; // pid/tid as strings in some eras
+                    if (!v.get_string().get(sv)) sink += sv.size();
+                }
+            }
+        }
+        ++events;
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (sink == 42) std::fprintf(stderr, " "); // keep the walk
+    return s;
+}
+
+} // namespace
+
 int main(int argc, char** argv) {
     unsigned threads = 0;
     int repeat = 1;
     size_t block = 0;
+    bool parseOnlyPass = false;
     const char* path = nullptr;
     for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--parse-only")) {
+            parseOnlyPass = true;
+            continue;
+        }
         if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) threads = static_cast<unsigned>(std::atoi(argv[++i]));
         else if (!std::strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = std::atoi(argv[++i]);
         else if (!std::strcmp(argv[i], "--block") && i + 1 < argc) block = std::strtoul(argv[++i], nullptr, 10);
         else path = argv[i];
     }
     if (!path) {
-        std::fprintf(stderr, "usage: bench_import [--threads N] [--repeat R] [--block BYTES] FILE\n");
+        std::fprintf(
+            stderr,
+            "usage: bench_import [--threads N] [--repeat R] [--block BYTES] [--parse-only] FILE\n");
         return 2;
+    }
+    if (parseOnlyPass) {
+        double best = 1e300;
+        uint64_t events = 0, bytes = 0;
+        for (int r = 0; r < repeat; ++r) {
+            const double s = parseOnly(path, events, bytes);
+            if (s < 0) {
+                std::fprintf(
+                    stderr,
+                    "bench_import: --parse-only could not parse %s (plain JSON with traceEvents)\n",
+                    path);
+                return 1;
+            }
+            best = std::min(best, s);
+        }
+        rusage ru{};
+        getrusage(RUSAGE_SELF, &ru);
+        std::printf(
+            "{\"file\": \"%s\", \"parse_only\": true, \"seconds\": %.4f, \"json_bytes\": %llu, "
+            "\"json_mb_per_s\": %.1f, \"entries\": %llu, \"peak_rss_bytes\": %ld}\n",
+            path, best, static_cast<unsigned long long>(bytes), double(bytes) / 1e6 / best,
+            static_cast<unsigned long long>(events), ru.ru_maxrss * 1024L);
+        return 0;
     }
     double best = 1e300, finalize = 0;
     std::shared_ptr<const stallscope::model::Trace> trace;

@@ -8,6 +8,7 @@ the result has the category mix, layout and nesting of a real trace at any size.
 Metadata (ph "M"), profiler spans and window instants are kept once.
 
     make_big_trace.py SOURCE(.json|.json.gz) OUT.json --size-gb 1.0
+    make_big_trace.py SOURCE - --size-gb 20 | gzip -1 > OUT.json.gz     (- writes to stdout)
 """
 import argparse
 import gzip
@@ -130,31 +131,42 @@ def replicate(source, out_path, size_gb, period=None, copies=None):
     if copies is None:
         copies = copies_for(events, size_gb)
     id_stride = max_id + 1
-    with open(out_path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(head)
-        f.write("\n")
-        first = True
-        for ev in once:
-            f.write(("" if first else ",\n") + ev)
-            first = False
-        for r in range(copies):
-            shift, off, step_off = r * period, r * id_stride, r * (max_step + 1)
-            chunk = []
-            for parts, slots, step in repl:
-                out = [parts[0]]
-                for i, (field, v) in enumerate(slots):
-                    out.append(str(v + shift if field == "ts" else v + off))
-                    out.append(parts[i + 1])
-                s = "".join(out)
-                if step:
-                    n = int(step.group(1))
-                    s = s.replace(f'"ProfilerStep#{n}"', f'"ProfilerStep#{n + step_off}"')
-                chunk.append(s)
-            f.write(("" if first else ",\n") + ",\n".join(chunk))
-            first = False
-        f.write("\n")
-        f.write(tail)
-    size = os.path.getsize(out_path)
+    to_stdout = out_path == "-"
+    f = sys.stdout if to_stdout else open(out_path, "w", encoding="utf-8", newline="\n")
+    written = 0
+
+    def put(text):
+        nonlocal written
+        f.write(text)
+        written += len(text)
+
+    put(head)
+    put("\n")
+    first = True
+    for ev in once:
+        put(("" if first else ",\n") + ev)
+        first = False
+    for r in range(copies):
+        shift, off, step_off = r * period, r * id_stride, r * (max_step + 1)
+        chunk = []
+        for parts, slots, step in repl:
+            out = [parts[0]]
+            for i, (field, v) in enumerate(slots):
+                out.append(str(v + shift if field == "ts" else v + off))
+                out.append(parts[i + 1])
+            s = "".join(out)
+            if step:
+                n = int(step.group(1))
+                s = s.replace(f'"ProfilerStep#{n}"', f'"ProfilerStep#{n + step_off}"')
+            chunk.append(s)
+        put(("" if first else ",\n") + ",\n".join(chunk))
+        first = False
+    put("\n")
+    put(tail)
+    f.flush()
+    if not to_stdout:
+        f.close()
+    size = written if to_stdout else os.path.getsize(out_path)
     print(f"{out_path}: {size / 1e6:.1f} MB, {copies} copies of {len(repl)} events "
           f"(+{len(once)} once) = {copies * len(repl) + len(once)} events", file=sys.stderr)
 
