@@ -192,9 +192,16 @@ std::string savingText(const Finding& f, std::string_view of) {
 AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options) {
     using namespace detail;
     AnalysisResult r;
+    const auto cancelled = [&] {
+        if (!options.cancel || !options.cancel->load(std::memory_order_relaxed)) return false;
+        r.notes.push_back("cancelled");
+        return true;
+    };
+    if (cancelled()) return r;
     Context c(trace, options);
     r.window = c.window;
     r.steps = c.steps;
+    if (cancelled()) return r;
 
     // Step times over the steps inside the window.
     std::vector<int64_t> durations;
@@ -225,6 +232,7 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     const std::vector<Interval> tiles = stepTiles(c);
     const CpuActivity cpu = collectCpuActivity(c);
     for (const DeviceActivity& d : c.devices) {
+        if (cancelled()) return r; // a table thread still running is waited for by its future
         DeviceMetrics m = computeDeviceMetrics(c, d, cpu, tiles);
         std::vector<std::array<int64_t, kIdleCauseCount>> perStep;
         m.idle = attributeIdle(c, d, tiles, perStep);
@@ -236,7 +244,9 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         if (!c.steps.empty()) r.hostOnly = hostOnlyBreakdown(c, tiles);
     }
     if (c.steps.empty()) r.notes.push_back("no ProfilerStep#N ranges: per-step figures are not available");
+    if (cancelled()) return r;
     std::tie(r.stats, r.hta) = tablesLater.valid() ? tablesLater.get() : tables();
+    if (cancelled()) return r;
 
     const DetectorInput in{c, r};
     // Context first: a graph capture's timing says nothing about the model, so it gets no
@@ -252,6 +262,7 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
     partitionIdle(findings);
     for (const Detector& d : detectors())
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
+    if (cancelled()) return r;
     replaySavings(c, r, findings);
     // Most severe first; within a severity, the largest saving, then the most idle charged.
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {

@@ -51,6 +51,7 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
     if (options.analyse) {
         if (const auto end = partialReadEnd(t); end && *end > t.startNs()) {
             analysis::AnalysisOptions ao = options.analysis;
+            ao.cancel = options.cancel;
             ao.window.kind = analysis::WindowKind::Range;
             ao.window.startNs = t.startNs();
             ao.window.endNs = *end;
@@ -116,6 +117,8 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
     const size_t workers =
         std::min<size_t>(n, options.analysisThreads ? options.analysisThreads : hw);
     std::atomic<size_t> next{0}, done{0};
+    analysis::AnalysisOptions ao = options.analysis;
+    ao.cancel = options.cancel;
     auto work = [&] {
         for (size_t i = next++; i < n; i = next++) {
             if (cancelled()) return;
@@ -125,7 +128,7 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
             if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(trace); });
             if (options.analyse)
                 at.analysis = std::make_shared<const analysis::AnalysisResult>(
-                    analysis::analyze(trace, options.analysis));
+                    analysis::analyze(trace, ao));
             if (side.joinable()) side.join();
             const size_t finished = ++done;
             if (options.progress) report(0.9 + 0.1 * double(finished) / double(n), "Analysing");

@@ -56,6 +56,28 @@ private Q_SLOTS:
         QCOMPARE(r.stats.kernels[0].totalNs, 100 * us);
     }
 
+    // A cancel flag stops the analysis before its first stage; cleared, the same trace is
+    // analysed in full.
+    void cancelStopsTheAnalysis() {
+        TraceText t;
+        t.step(1, 0, 200);
+        const int c1 = t.nextCorrelation();
+        t.runtime("cudaLaunchKernel", 0, 5, c1);
+        t.kernel("gemm_a", 10, 90, c1, 7, 0, 0.5, 20);
+        auto trace = t.load();
+        QVERIFY(trace);
+        std::atomic<bool> cancel{true};
+        AnalysisOptions o;
+        o.cancel = &cancel;
+        const AnalysisResult stopped = analyze(*trace, o);
+        QVERIFY(stopped.devices.empty() && stopped.findings.empty());
+        QCOMPARE(stopped.notes, std::vector<std::string>{"cancelled"});
+        cancel = false;
+        const AnalysisResult whole = analyze(*trace, o);
+        QCOMPARE(whole.devices.size(), size_t(1));
+        QCOMPARE(whole.devices[0].busyNs, 90 * us);
+    }
+
     void communicationOverlapAndRoles() {
         TraceText t;
         t.step(1, 0, 400);

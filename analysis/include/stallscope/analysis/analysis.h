@@ -6,6 +6,7 @@
 #include "stallscope/model/trace.h"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,6 +53,9 @@ struct AnalysisOptions {
     Thresholds thresholds;
     int64_t utilizationBucketNs = 1'000'000;
     int64_t htaKernelWaitNs = 30'000;  // HTA's consecutive_kernel_delay
+    /// Checked between the analysis's stages: when set, analyze() stops early and returns a
+    /// result noted "cancelled" that the caller is expected to discard.
+    const std::atomic<bool>* cancel = nullptr;
 };
 
 // ---------------------------------------------------------------- window and steps
