@@ -2,6 +2,7 @@
 // The commands live in the registry (command.h, commands.cpp); this file dispatches.
 #include "command.h"
 #include "record_command.h"
+#include "stallscope/base/huge_pages.h"
 
 #include <unistd.h>
 
@@ -59,6 +60,8 @@ std::string outputExtension(const std::string& cmd, const std::vector<std::strin
 } // namespace
 
 int main(int argc, char** argv) {
+    stallscope::base::preferHugePages(
+        argv); // docs/decisions.md, "Import at the speed of the parser"
     // -q / --quiet before the command word (after it, the words are the command's, and a
     // recorded program's own -q stays its own).
     std::vector<std::string> all;

@@ -7,6 +7,7 @@
 #include "main_window.h"
 #include "preferences.h"
 #include "screenshot.h"
+#include "stallscope/base/huge_pages.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -26,6 +27,8 @@
 using namespace stallscope::gui;
 
 int main(int argc, char** argv) {
+    stallscope::base::preferHugePages(
+        argv); // docs/decisions.md, "Import at the speed of the parser"
     // Screenshots run headless unless a platform was chosen explicitly.
     for (int i = 1; i < argc; ++i)
         if ((!std::strcmp(argv[i], "--screenshot") || !std::strcmp(argv[i], "--man") ||

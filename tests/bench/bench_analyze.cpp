@@ -7,6 +7,7 @@
 //   bench_analyze [--repeat R] --synthetic N      (about N events; adds "synthetic": true)
 //   --dump OUT: also write the last run's analysis (the JSON of analysis_json.h, every row,
 //   and each device's idle gaps) to OUT, to compare the results of two builds.
+#include "stallscope/base/huge_pages.h"
 #include "synthetic_trace.h"
 
 #include "stallscope/analysis/analysis.h"
@@ -53,6 +54,8 @@ void dump(const char* out, const stallscope::model::Trace& trace,
 } // namespace
 
 int main(int argc, char** argv) {
+    stallscope::base::preferHugePages(
+        argv); // docs/decisions.md, "Import at the speed of the parser"
     int repeat = 3;
     const char* path = nullptr;
     size_t synthetic = 0;

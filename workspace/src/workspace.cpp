@@ -127,8 +127,8 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
             std::thread side;
             if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(trace); });
             if (options.analyse)
-                at.analysis = std::make_shared<const analysis::AnalysisResult>(
-                    analysis::analyze(trace, ao));
+                at.analysis =
+                    std::make_shared<const analysis::AnalysisResult>(analysis::analyze(trace, ao));
             if (side.joinable()) side.join();
             const size_t finished = ++done;
             if (options.progress) report(0.9 + 0.1 * double(finished) / double(n), "Analysing");
