@@ -1,6 +1,7 @@
 #include "trace_finalizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <numeric>
 #include <string>
@@ -240,11 +241,22 @@ void TraceFinalizer::sortSlices() {
         return a < b;
     };
     bool identity = true;
-    for (size_t t = 0; t < tracks; ++t) {
-        auto first = perm.begin() + offsets[t];
-        auto last = perm.begin() + offsets[t + 1];
-        if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
-    }
+    // Tracks sort independently: on a big trace two threads take them largest first.
+    std::vector<uint32_t> order(tracks);
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&offsets](uint32_t a, uint32_t b) {
+        return offsets[a + 1] - offsets[a] > offsets[b + 1] - offsets[b];
+    });
+    std::atomic<size_t> nextTrack{0};
+    auto sortTracks = [&] {
+        for (size_t k = nextTrack++; k < tracks; k = nextTrack++) {
+            const uint32_t t = order[k];
+            auto first = perm.begin() + offsets[t];
+            auto last = perm.begin() + offsets[t + 1];
+            if (!std::is_sorted(first, last, less)) std::sort(first, last, less);
+        }
+    };
+    runBoth(n >= kParallelSlices, sortTracks, sortTracks);
     for (size_t i = 0; i < n && identity; ++i) identity = perm[i] == i;
     if (identity) {
         // Columns grew geometrically while appending: give the slack back.
@@ -263,6 +275,10 @@ void TraceFinalizer::sortSlices() {
         s.depth.shrink_to_fit();
         return;
     }
+    // parent and depth are recomputed after sorting: their memory goes before the gathers
+    // below double a column each (the import's peak).
+    std::vector<SliceId>().swap(s.parent);
+    std::vector<uint16_t>().swap(s.depth);
     runBoth(
         n >= kParallelSlices,
         [&] {
@@ -280,11 +296,8 @@ void TraceFinalizer::sortSlices() {
             gather(s.kind, perm);
             gather(s.flags, perm);
         });
-    // parent and depth are recomputed after sorting; only their size matters here.
     s.parent.assign(n, SliceId());
-    s.parent.shrink_to_fit();
     s.depth.assign(n, 0);
-    s.depth.shrink_to_fit();
 }
 
 void TraceFinalizer::computeNesting() {

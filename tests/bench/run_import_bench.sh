@@ -9,7 +9,10 @@
 # Stallscope figures are the best of REPEAT runs (default 3); Python runs once.
 # Usage: SIZE_GB=1.0 tests/bench/run_import_bench.sh      (from the project root)
 #        BASELINES=0 skips Python and the parse-only limit (both hold the whole text: a 10 GB
-#        file would not fit), GZ=0 the .gz run.
+#        file would not fit), GZ=0 the .gz run, OPEN=0 the end-to-end runs: `stallscope-cli
+#        analyze` (import + analysis, wall time and peak RSS) and the GUI opening the file
+#        offscreen (progressive: first picture, Cancel; whole: the screenshot of the analysed
+#        trace), each its own process; screenshots go to $WORK.
 set -euo pipefail
 SIZE_GB="${SIZE_GB:-1.0}"
 BUILD="${BUILD:-build/release}"
@@ -20,6 +23,7 @@ PY="${PYTHON:-python3}"
 REPEAT="${REPEAT:-3}"   # best of REPEAT imports per configuration (shared VMs are noisy)
 BASELINES="${BASELINES:-1}"
 GZ="${GZ:-1}"
+OPEN="${OPEN:-1}"
 
 if [ ! -f "$SRC" ]; then echo "SKIP: $SRC is absent"; exit 0; fi
 mkdir -p "$WORK"
@@ -47,10 +51,32 @@ PYEOF
 )
 fi
 
-"$PY" - "$one" "$all" "$gz" "$pyjson" "$limit" "$(nproc)" <<'PYEOF'
+# One program as its own process: wall seconds, peak RSS, and its last line of output.
+measure() {
+    "$PY" - "$@" <<'PYEOF'
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+p = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+s = time.perf_counter() - t
+lines = [l for l in p.stdout.splitlines() if l.strip()]
+print(json.dumps({"seconds": s, "rc": p.returncode, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+                  "last": lines[-1] if lines else ""}))
+PYEOF
+}
+cli=null; progressive=null; whole=null
+if [ "$OPEN" != 0 ]; then
+    cli=$(measure "$BUILD/app/stallscope-cli" analyze --json "$BIG")
+    if [ -x "$BUILD/app/stallscope" ]; then
+        progressive=$(QT_QPA_PLATFORM=offscreen measure "$BUILD/app/stallscope" --screenshot "$WORK/progressive-open.png" --progressive "$BIG")
+        whole=$(QT_QPA_PLATFORM=offscreen measure "$BUILD/app/stallscope" --screenshot "$WORK/opened.png" "$BIG")
+    fi
+fi
+
+"$PY" - "$one" "$all" "$gz" "$pyjson" "$limit" "$(nproc)" "$cli" "$progressive" "$whole" <<'PYEOF'
 import json, sys
 one, all_, gz, py, limit = (json.loads(a) for a in sys.argv[1:6])
 cores = sys.argv[6]
+cli, progressive, whole = (json.loads(a) for a in sys.argv[7:10])
 mb = one["json_bytes"] / 1e6
 verdicts = []
 def check(what, ok):
@@ -62,6 +88,7 @@ def row(label, r):
     print(f"{label:36}{r['seconds']:9.2f}{r['json_mb_per_s']:9.0f}{r['peak_rss_bytes']/1e9:10.2f}G")
 if limit:
     row("parse-only limit, 1 core (simdjson)", limit)
+    print(f"{'  (text in memory, parser warm)':36}{limit['memory_seconds']:9.2f}{limit['memory_mb_per_s']:9.0f}")
 row("stallscope, 1 core (taskset)", one)
 row(f"stallscope, all cores ({cores})", all_)
 if gz:
@@ -86,5 +113,23 @@ if py:
     check(">= 35x python json.load (all cores)", py["seconds"] / all_["seconds"] >= 35)
 check("<= 64 B/event resident", one["bytes_per_entry"] <= 64)
 check("<= 0.35x file peak RSS", max(one["peak_rss_bytes"], all_["peak_rss_bytes"]) <= 0.35 * one["json_bytes"])
+if cli:
+    print(f"stallscope-cli analyze (import + analysis), all cores: {cli['seconds']:.2f} s, "
+          f"peak RSS {cli['peak_rss_bytes']/1e9:.2f} G ({cli['peak_rss_bytes']/one['json_bytes']:.2f}x the file), exit {cli['rc']}")
+if progressive:
+    p = json.loads(progressive["last"] or "{}")
+    if p:
+        print(f"GUI progressive open: first picture {p['first_picture_s']:.2f} s ({p['events_shown']:,} events, "
+              f"{p['read_fraction']*100:.1f} % read, {p['findings']} preliminary findings); Cancel: window free in "
+              f"{p.get('cancel_click_ms', 0):.1f} ms, import thread ended in {p.get('cancel_thread_end_ms', 0):.0f} ms; "
+              f"peak RSS {progressive['peak_rss_bytes']/1e9:.2f} G")
+        check("first picture < 3 s", p["first_picture_s"] < 3)
+        if "cancel_thread_end_ms" in p:
+            check("Cancel < 200 ms", p["cancel_thread_end_ms"] < 200)
+    else:
+        print(f"GUI progressive open: failed (exit {progressive['rc']})")
+if whole:
+    print(f"GUI open of the whole file, analysed, screenshot written: {whole['seconds']:.2f} s, "
+          f"peak RSS {whole['peak_rss_bytes']/1e9:.2f} G, exit {whole['rc']}")
 print("targets (issue 16): " + "; ".join(verdicts))
 PYEOF
