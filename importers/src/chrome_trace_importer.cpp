@@ -281,9 +281,9 @@ public:
         m_busy.store(true, std::memory_order_release);
         m_thread = std::thread([this, copy = std::move(copy), progress]() mutable {
             if (!m_stale) {
-                auto trace = copy->finish();
+                auto trace = copy->finish(&m_stale); // nullptr when the import ended meanwhile
                 copy.reset();
-                if (!m_stale) m_options.partial(std::move(trace), progress);
+                if (trace && !m_stale) m_options.partial(std::move(trace), progress);
             }
             m_busy.store(false, std::memory_order_release);
         });

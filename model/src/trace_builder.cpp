@@ -116,10 +116,13 @@ std::shared_ptr<const Trace> TraceBuilder::snapshot() const {
     return clone().finish();
 }
 
-std::shared_ptr<const Trace> TraceBuilder::finish() {
+std::shared_ptr<const Trace> TraceBuilder::finish(const std::atomic<bool>* stop) {
     const auto t0 = std::chrono::steady_clock::now();
-    TraceFinalizer fin(*this);
-    fin.run();
+    TraceFinalizer fin(*this, stop);
+    if (!fin.run()) {
+        *this = TraceBuilder();
+        return nullptr;
+    }
     // Import time includes finalizing (sorting, nesting, indexes).
     const double fin_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m_trace->m_stats.seconds += fin_s;

@@ -44,11 +44,13 @@ bool startsWith(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 } // namespace
 
-void TraceFinalizer::run() {
+bool TraceFinalizer::run() {
     applyTimeBase();
     pairBeginEnd();
+    if (stopped()) return false;
     classifyTracks();
     sortSlices();
+    if (stopped()) return false;
     // Nesting -> end index -> flows on this thread; the correlation index, instants,
     // counters and memory samples (which only need sorted slices) on another.
     Diagnostics sideDiagnostics;
@@ -67,10 +69,12 @@ void TraceFinalizer::run() {
                       [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
         });
     m_t.m_diagnostics.merge(sideDiagnostics);
+    if (stopped()) return false;
     computeSpan();
     nameTracks();
     buildDisplayOrder();
     m_t.m_source = m_b.m_source;
+    return true;
 }
 
 void TraceFinalizer::applyTimeBase() {

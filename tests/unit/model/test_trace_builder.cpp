@@ -4,6 +4,7 @@
 
 #include <QTest>
 
+#include <atomic>
 #include <random>
 
 using namespace stallscope::model;
@@ -69,6 +70,27 @@ private Q_SLOTS:
         QCOMPARE(t->process(t->track(f.gpu).process).gpuDevice, 0);
         QCOMPARE(t->startNs(), int64_t(50));
         QCOMPARE(t->endNs(), int64_t(600));
+    }
+
+    // A clone finishes on its own; a finish told to stop gives nothing and empties the
+    // builder (a progressive open's copy of a cancelled import).
+    void finishStopsWhenToldAndClonesAreIndependent() {
+        Fixture f;
+        f.slice(f.cpu, 100, 50, "aten::mm", EventKind::CpuOp);
+        f.slice(f.cpu, 10, 20, "aten::add", EventKind::CpuOp);
+        TraceBuilder copy = f.b.clone();
+        f.slice(f.cpu, 300, 5, "aten::relu", EventKind::CpuOp);
+        std::atomic<bool> stop{true};
+        QVERIFY(!copy.finish(&stop));
+        QCOMPARE(copy.sliceColumns().size(), size_t(0));
+        TraceBuilder again = f.b.clone();
+        stop = false;
+        const auto part = again.finish(&stop);
+        QVERIFY(part);
+        QCOMPARE(part->slices().size(), size_t(3));
+        const auto whole = f.b.finish();
+        QCOMPARE(whole->slices().size(), size_t(3));
+        QCOMPARE(whole->slices().start[0], int64_t(10));
     }
 
     void nestingGivesDepthAndParent() {

@@ -4,6 +4,7 @@
 // publishes snapshots (copies) while it keeps appending.
 #include "stallscope/model/trace.h"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -90,8 +91,10 @@ public:
     /// elsewhere: snapshot() in two halves, so that a caller can finish the copy on another
     /// thread while this builder keeps appending (progressive open).
     [[nodiscard]] TraceBuilder clone() const;
-    /// Finalizes and hands over the data; the builder is empty afterwards.
-    [[nodiscard]] std::shared_ptr<const Trace> finish();
+    /// Finalizes and hands over the data; the builder is empty afterwards. With `stop`, the
+    /// finaliser checks it between its stages and returns nullptr once it is set (a
+    /// progressive open's copy of a cancelled import).
+    [[nodiscard]] std::shared_ptr<const Trace> finish(const std::atomic<bool>* stop = nullptr);
 
 private:
     struct KeyHash {
