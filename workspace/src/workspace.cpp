@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -55,8 +56,12 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
             ao.window.kind = analysis::WindowKind::Range;
             ao.window.startNs = t.startNs();
             ao.window.endNs = *end;
-            at.analysis =
-                std::make_shared<const analysis::AnalysisResult>(analysis::analyze(t, ao));
+            analysis::AnalysisResult r = analysis::analyze(t, ao);
+            char span[64];
+            std::snprintf(span, sizeof span, "the part read (its first %.2f s)",
+                          double(*end - t.startNs()) / 1e9);
+            r.window.description = span;
+            at.analysis = std::make_shared<const analysis::AnalysisResult>(std::move(r));
         } else {
             ws.session.notes.push_back("no GPU work read yet: the findings come when it is");
         }

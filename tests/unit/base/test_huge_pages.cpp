@@ -9,7 +9,8 @@
 
 namespace {
 
-std::map<QString, QString> probe(const std::map<QString, QString>& set, const QStringList& unset = {}) {
+std::map<QString, QString> probe(const std::map<QString, QString>& set,
+                                 const QStringList& unset = {}) {
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const QString& name : unset) env.remove(name);
@@ -20,7 +21,8 @@ std::map<QString, QString> probe(const std::map<QString, QString>& set, const QS
     p.start(STALLSCOPE_HUGE_PAGES_PROBE, {});
     if (!p.waitForFinished(30000) || p.exitCode() != 0) return {};
     std::map<QString, QString> out;
-    for (const QString& line : QString::fromUtf8(p.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts))
+    for (const QString& line :
+         QString::fromUtf8(p.readAllStandardOutput()).split('\n', Qt::SkipEmptyParts))
         out[line.section('=', 0, 0)] = line.section('=', 1);
     return out;
 }
@@ -48,7 +50,9 @@ private Q_SLOTS:
         const auto r = probe({});
         QCOMPARE(r.at("now"), QString("(unset)")); // a recorded program inherits nothing of it
         QCOMPARE(r.at("marker"), QString("(unset)"));
-        if (!thpOnRequestOnly()) QSKIP("transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
+        if (!thpOnRequestOnly())
+            QSKIP(
+                "transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
         QVERIFY2(r.at("huge_kb").toLong() > 0, qPrintable(r.at("huge_kb")));
     }
 
@@ -56,7 +60,9 @@ private Q_SLOTS:
         const auto r = probe({{"GLIBC_TUNABLES", "glibc.malloc.arena_max=4"}});
         QCOMPARE(r.at("now"), QString("glibc.malloc.arena_max=4"));
         QCOMPARE(r.at("marker"), QString("(unset)"));
-        if (!thpOnRequestOnly()) QSKIP("transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
+        if (!thpOnRequestOnly())
+            QSKIP(
+                "transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
         QVERIFY(r.at("huge_kb").toLong() > 0);
     }
 

@@ -55,7 +55,8 @@ private Q_SLOTS:
                    fraction,
                    t.metadata().formatName.find("partly read") != std::string::npos,
                    bool(at.analysis),
-                   at.analysis && end && at.analysis->window.endNs == *end,
+                   at.analysis && end && at.analysis->window.endNs == *end &&
+                       at.analysis->window.description.rfind("the part read (its first ", 0) == 0,
                    false};
             p.noteWhenNotAnalysed =
                 at.analysis || (!ws.session.notes.empty() &&
