@@ -148,29 +148,33 @@ void writeWaterfalls(std::ostream& o, const AnalysisResult& r) {
 void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r) {
     const StatsTables& s = r.stats;
     if (!s.kernels.empty()) {
-        o << "\nTop kernels:\n    " << padLeft("total", 11) << padLeft("count", 12) << padLeft("mean", 11) << "  name\n";
+        o << "\nTop kernels:\n    " << padLeft("total", 11) << padLeft("count", 12)
+          << padLeft("mean", 11) << "  name\n";
         for (size_t i = 0; i < s.kernels.size() && i < 8; ++i) {
             const auto& k = s.kernels[i];
-            o << "    " << padLeft(formatDuration(k.totalNs), 11) << padLeft(formatCount(k.count), 12)
-              << padLeft(formatDuration(k.totalNs / int64_t(k.count)), 11) << "  " << shortName(t.str(k.name)) << "\n";
+            o << "    " << padLeft(formatDuration(k.totalNs), 11)
+              << padLeft(formatCount(k.count), 12)
+              << padLeft(formatDuration(k.totalNs / int64_t(k.count)), 11) << "  "
+              << shortName(t.str(k.name)) << "\n";
         }
     }
     if (!s.operators.empty()) {
-        o << "\nTop CPU operators by self time:\n    " << padLeft("self", 11) << padLeft("total", 11)
-          << padLeft("count", 12) << padLeft("GPU", 11) << "  name\n";
+        o << "\nTop CPU operators by self time:\n    " << padLeft("self", 11)
+          << padLeft("total", 11) << padLeft("count", 12) << padLeft("GPU", 11) << "  name\n";
         for (size_t i = 0; i < s.operators.size() && i < 8; ++i) {
             const auto& k = s.operators[i];
-            o << "    " << padLeft(formatDuration(k.selfNs), 11) << padLeft(formatDuration(k.totalNs), 11)
-              << padLeft(formatCount(k.count), 12) << padLeft(formatDuration(k.gpuNs), 11) << "  "
-              << shortName(t.str(k.name)) << "\n";
+            o << "    " << padLeft(formatDuration(k.selfNs), 11)
+              << padLeft(formatDuration(k.totalNs), 11) << padLeft(formatCount(k.count), 12)
+              << padLeft(formatDuration(k.gpuNs), 11) << "  " << shortName(t.str(k.name)) << "\n";
         }
     }
     if (!s.copies.empty()) {
         o << "\nCopies:\n";
         for (const auto& c : s.copies) {
             char line[200];
-            std::snprintf(line, sizeof line, "    %-28s %9llu copies  %10s  %12s  %6.1f GB/s\n", c.kind.c_str(),
-                          static_cast<unsigned long long>(c.count), formatBytes(static_cast<uint64_t>(c.bytes)).c_str(),
+            std::snprintf(line, sizeof line, "    %-28s %9llu copies  %10s  %12s  %6.1f GB/s\n",
+                          c.kind.c_str(), static_cast<unsigned long long>(c.count),
+                          formatBytes(static_cast<uint64_t>(c.bytes)).c_str(),
                           formatDuration(c.totalNs).c_str(), c.gbPerSecond);
             o << line;
         }

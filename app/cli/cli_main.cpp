@@ -60,8 +60,7 @@ std::string outputExtension(const std::string& cmd, const std::vector<std::strin
 } // namespace
 
 int main(int argc, char** argv) {
-    stallscope::base::preferHugePages(
-        argv); // docs/decisions.md, "Import at the speed of the parser"
+    stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
     // -q / --quiet before the command word (after it, the words are the command's, and a
     // recorded program's own -q stays its own).
     std::vector<std::string> all;

@@ -27,8 +27,7 @@
 using namespace stallscope::gui;
 
 int main(int argc, char** argv) {
-    stallscope::base::preferHugePages(
-        argv); // docs/decisions.md, "Import at the speed of the parser"
+    stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
     // Screenshots run headless unless a platform was chosen explicitly.
     for (int i = 1; i < argc; ++i)
         if ((!std::strcmp(argv[i], "--screenshot") || !std::strcmp(argv[i], "--man") ||

@@ -54,8 +54,7 @@ void dump(const char* out, const stallscope::model::Trace& trace,
 } // namespace
 
 int main(int argc, char** argv) {
-    stallscope::base::preferHugePages(
-        argv); // docs/decisions.md, "Import at the speed of the parser"
+    stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
     int repeat = 3;
     const char* path = nullptr;
     size_t synthetic = 0;

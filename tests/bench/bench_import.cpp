@@ -136,8 +136,7 @@ double parseOnly(ParseOnly& p, uint64_t& events) {
 } // namespace
 
 int main(int argc, char** argv) {
-    stallscope::base::preferHugePages(
-        argv); // docs/decisions.md, "Import at the speed of the parser"
+    stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
     unsigned threads = 0;
     int repeat = 1;
     size_t block = 0;

@@ -87,8 +87,7 @@ double naiveFrame(const TimelineView& v, QImage& img) {
 } // namespace
 
 int main(int argc, char** argv) {
-    stallscope::base::preferHugePages(
-        argv); // docs/decisions.md, "Import at the speed of the parser"
+    stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
     size_t events = 10'000'000;
     const char* real = nullptr;
     std::string only;  // profile one zoom: the others run no frames

@@ -1,4 +1,4 @@
-// preferHugePages: the program restarts once with glibc's malloc on transparent huge pages,
+// tuneMalloc: the program restarts once with glibc's malloc on transparent huge pages,
 // and what it runs later inherits the caller's GLIBC_TUNABLES, not ours.
 #include <QProcess>
 #include <QTest>
@@ -15,7 +15,7 @@ std::map<QString, QString> probe(const std::map<QString, QString>& set,
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     for (const QString& name : unset) env.remove(name);
     env.remove("GLIBC_TUNABLES");
-    env.remove("STALLSCOPE_NO_HUGE_PAGES");
+    env.remove("STALLSCOPE_NO_MALLOC_TUNING");
     for (const auto& [k, v] : set) env.insert(k, v);
     p.setProcessEnvironment(env);
     p.start(STALLSCOPE_HUGE_PAGES_PROBE, {});
@@ -27,12 +27,16 @@ std::map<QString, QString> probe(const std::map<QString, QString>& set,
     return out;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true; // AddressSanitizer's allocator, not glibc's, serves malloc
+#else
+constexpr bool kSanitized = false;
+#endif
+
 /// The kernel gives huge pages only on request ("madvise"): a fresh block has them only if
 /// the tunable took effect.
 bool thpOnRequestOnly() {
-#if defined(__SANITIZE_ADDRESS__)
-    return false; // AddressSanitizer's allocator, not glibc's, serves malloc
-#endif
+    if (kSanitized) return false;
     std::ifstream f("/sys/kernel/mm/transparent_hugepage/enabled");
     std::string s;
     std::getline(f, s);
@@ -42,38 +46,38 @@ bool thpOnRequestOnly() {
 } // namespace
 
 // (glibc rewrites GLIBC_TUNABLES in place while reading it, so /proc/self/environ does not
-// tell what the program started with; the huge pages under a fresh block do.)
+// tell what the program started with; the huge pages under a fresh block and the number of
+// arenas after a second thread allocated do.)
 class TestHugePages : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void restartsWithTheTunableAndPutsTheCallersBack() {
+    void restartsWithTheTunablesAndPutsTheCallersBack() {
         const auto r = probe({});
         QCOMPARE(r.at("now"), QString("(unset)")); // a recorded program inherits nothing of it
         QCOMPARE(r.at("marker"), QString("(unset)"));
-        if (!thpOnRequestOnly())
-            QSKIP(
-                "transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
-        QVERIFY2(r.at("huge_kb").toLong() > 0, qPrintable(r.at("huge_kb")));
+        QCOMPARE(r.at("comm"), QString("huge_pages_prob")); // its own name, not "exe"
+        if (!kSanitized) QCOMPARE(r.at("heaps"), QString("1"));
+        if (thpOnRequestOnly()) QVERIFY2(r.at("huge_kb").toLong() > 0, qPrintable(r.at("huge_kb")));
     }
 
     void keepsTheCallersOtherTunables() {
         const auto r = probe({{"GLIBC_TUNABLES", "glibc.malloc.arena_max=4"}});
         QCOMPARE(r.at("now"), QString("glibc.malloc.arena_max=4"));
         QCOMPARE(r.at("marker"), QString("(unset)"));
-        if (!thpOnRequestOnly())
-            QSKIP(
-                "transparent huge pages are not in 'madvise' mode here (or malloc is not glibc's)");
-        QVERIFY(r.at("huge_kb").toLong() > 0);
+        if (!kSanitized) QCOMPARE(r.at("heaps"), QString("2"));        // the caller's arena_max
+        if (thpOnRequestOnly()) QVERIFY(r.at("huge_kb").toLong() > 0); // and our huge pages
     }
 
     void theCallersChoiceWins() {
+        const bool madvise = thpOnRequestOnly();
         auto r = probe({{"GLIBC_TUNABLES", "glibc.malloc.hugetlb=0"}});
         QCOMPARE(r.at("now"), QString("glibc.malloc.hugetlb=0"));
-        const bool madvise = thpOnRequestOnly();
         if (madvise) QCOMPARE(r.at("huge_kb"), QString("0"));
-        r = probe({{"STALLSCOPE_NO_HUGE_PAGES", "1"}});
+        if (!kSanitized) QCOMPARE(r.at("heaps"), QString("1")); // but our arena_max
+        r = probe({{"STALLSCOPE_NO_MALLOC_TUNING", "1"}});
         QCOMPARE(r.at("now"), QString("(unset)"));
         if (madvise) QCOMPARE(r.at("huge_kb"), QString("0"));
+        if (!kSanitized) QCOMPARE(r.at("heaps"), QString("2"));
     }
 };
 
