@@ -242,23 +242,34 @@ void LoadWorker::run(std::function<std::shared_ptr<Document>(const Hooks&, QStri
     auto flag = std::make_shared<std::atomic<bool>>(false);
     m_cancel = flag;
     const unsigned partialMs = m_partialFirstMs;
-    m_thread = QThread::create([this, job = std::move(job), flag, partialMs] {
+    // Signals leave from the GUI thread, checked there against the flag that cancel() sets
+    // there: nothing of a load cancelled before its signal is delivered reaches the window,
+    // even when the load had already sent it (dropped with this worker if it is gone).
+    auto deliver = [this, flag](auto emitNow) {
+        if (flag->load()) return;
+        QMetaObject::invokeMethod(
+            this,
+            [flag, emitNow = std::move(emitNow)] {
+                if (!flag->load()) emitNow();
+            },
+            Qt::QueuedConnection);
+    };
+    m_thread = QThread::create([this, job = std::move(job), flag, partialMs, deliver] {
         QString error;
         Hooks hooks;
         hooks.cancel = flag.get();
-        hooks.progress = [this, flag](double f, const QString& what) {
-            if (!flag->load()) Q_EMIT progress(f, what);
+        hooks.progress = [this, deliver](double f, const QString& what) {
+            deliver([this, f, what] { Q_EMIT progress(f, what); });
         };
-        hooks.partial = [this, flag](std::shared_ptr<Document> doc) {
-            if (!flag->load()) Q_EMIT partial(std::move(doc));
+        hooks.partial = [this, deliver](std::shared_ptr<Document> doc) {
+            deliver([this, doc = std::move(doc)] { Q_EMIT partial(doc); });
         };
         hooks.partialFirstMs = partialMs;
         auto doc = job(hooks, &error);
-        if (flag->load()) return; // cancelled: the caller already moved on
         if (doc)
-            Q_EMIT loaded(doc);
+            deliver([this, doc] { Q_EMIT loaded(doc); });
         else
-            Q_EMIT failed(error);
+            deliver([this, error] { Q_EMIT failed(error); });
     });
     m_thread->start();
 }
