@@ -273,6 +273,17 @@ public:
         if (progress.events < 2 * m_lastEvents) return;
         // Most of the input read: the whole trace is near, a copy would only delay it.
         if (progress.bytesTotal && progress.bytesRead * 4 > progress.bytesTotal * 3) return;
+        // The copy and its analysis come on top of the whole trace's memory: none where
+        // both together could pass the memory budget (the whole one is what matters). The
+        // whole is projected from the share read, with half again for the events per byte
+        // varying along a file (a Kineto file's host part is wordier than its GPU part).
+        if (const uint64_t budget = m_options.memoryBudgetBytes; budget && progress.bytesRead) {
+            const double copy = double(progress.events) * double(kPeakBytesPerEvent);
+            const double whole = progress.bytesTotal ? copy * double(progress.bytesTotal) /
+                                                           double(progress.bytesRead)
+                                                     : copy;
+            if (copy + 1.5 * whole > double(budget)) return;
+        }
         if (m_thread.joinable()) m_thread.join(); // finished (not busy)
         auto copy = std::make_shared<model::TraceBuilder>(builder.clone());
         prepare(*copy);

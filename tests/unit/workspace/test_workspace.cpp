@@ -2,11 +2,14 @@
 // caller's per-trace work beside the analysis, progress, cancel and errors.
 #include "test_support.h"
 
+#include "stallscope/importers/memory_budget.h"
 #include "stallscope/workspace/workspace.h"
 
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <atomic>
+#include <cstdlib>
 #include <mutex>
 
 using namespace stallscope;
@@ -78,6 +81,40 @@ private Q_SLOTS:
             QVERIFY(parts[i].noteWhenNotAnalysed);
             if (i) QVERIFY(parts[i].entries >= 2 * parts[i - 1].entries);
         }
+    }
+
+    // Near the memory budget a copy of the part read would pass it together with the whole
+    // trace: only copies that leave room come (here: a quarter of the events at most; the
+    // whole is projected from the share read, roughly).
+    void noPartialCopyPastTheMemoryBudget() {
+        const auto gz = test::sharedTraces() / "hta/df_index_resolver/df_index_resolver.json.gz";
+        if (!std::filesystem::exists(gz)) QSKIP("../shared/traces is absent");
+        // A plain file: the share of it read projects the whole model's size (a .gz's
+        // compressed share does so only roughly).
+        QTemporaryDir dir;
+        const std::filesystem::path path = dir.filePath("trace.json").toStdString();
+        QVERIFY(std::system(("gzip -dc '" + gz.string() + "' > '" + path.string() + "'").c_str()) ==
+                0);
+        workspace::LoadOptions first;
+        first.analyse = false;
+        auto whole = workspace::loadAndAnalyse(path.string(), first);
+        QVERIFY(whole);
+        const uint64_t entries = whole.value().traces.front().entry.trace->importStats().entries;
+        workspace::LoadOptions o;
+        o.analyse = false;
+        o.partialFirstMs = 1;
+        o.memoryBudgetBytes = entries * importers::kPeakBytesPerEvent * 102 / 100;
+        std::vector<uint64_t> parts;
+        o.partial = [&](workspace::Workspace&& ws, double) {
+            parts.push_back(ws.traces.front().entry.trace->importStats().entries);
+        };
+        QVERIFY(workspace::loadAndAnalyse(path.string(), o));
+        for (const uint64_t n : parts) QVERIFY2(n * 4 <= entries, std::to_string(n).c_str());
+        // With room, the copies come as usual.
+        parts.clear();
+        o.memoryBudgetBytes = entries * importers::kPeakBytesPerEvent * 4;
+        QVERIFY(workspace::loadAndAnalyse(path.string(), o));
+        QVERIFY(!parts.empty() && parts.back() * 4 > entries);
     }
 
     void cancelDuringAProgressiveOpen() {
