@@ -224,6 +224,12 @@ private Q_SLOTS:
         const double b = stepShare(bad, analysis::names::isIoLoggingCheckpoint);
         const double g = stepShare(good, analysis::names::isIoLoggingCheckpoint);
         qInfo("logging: %.1f%% of step time logging every step, %.1f%% every 10 steps", b * 100, g * 100);
+#if defined(__SANITIZE_ADDRESS__)
+        // AddressSanitizer slows the model's operators several times but not the logging's
+        // 2 ms: the share falls to ~3 %, at the finding's threshold. The release build checks
+        // the shares, the finding and the replay.
+        QSKIP("logging's share of step time is a release-build measure");
+#endif
         QVERIFY(b > 0.04);   // ~8-20% on an idle machine: 2 ms per step
         QVERIFY(g < b / 4);
         const analysis::Finding* f = finding(bad, FindingKind::LoggingCheckpoint);
