@@ -7,7 +7,8 @@
 #    position-independent (initial-exec TLS), so the injection library compiles protobuf-lite's
 #    own sources, from Debian's source tarball of the same release (3.21.12), as PIC;
 #  * simdjson, which Debian ships only as a shared library, is compiled from the same release's
-#    amalgamated sources (simdjson.cpp), also from Debian's source tarball.
+#    amalgamated sources (simdjson.cpp), also from Debian's source tarball;
+#  * SQLite is linked from Debian's static archive (libsqlite3.a, position-independent).
 # Each tarball is checked against the SHA-256 of its Debian .dsc and cached in the build
 # folder. Where the build machine has no network, put the tarballs in a folder and give
 # -DSTALLSCOPE_SOURCE_TARBALLS=FOLDER.
@@ -78,6 +79,16 @@ if(STALLSCOPE_PORTABLE)
     target_include_directories(thirdparty_simdjson SYSTEM PUBLIC ${STALLSCOPE_SIMDJSON_SRC}/singleheader)
     set_target_properties(thirdparty_simdjson PROPERTIES POSITION_INDEPENDENT_CODE ON)
     add_library(simdjson::simdjson ALIAS thirdparty_simdjson)
+
+    # SQLite (the importers read the table names of a database a user brings): Debian's
+    # static archive, which is position-independent and needs only libm beside libc.
+    find_library(STALLSCOPE_SQLITE3_STATIC NAMES libsqlite3.a REQUIRED)
+    find_path(STALLSCOPE_SQLITE3_INCLUDE sqlite3.h REQUIRED)
+    add_library(SQLite::SQLite3 STATIC IMPORTED)
+    set_target_properties(SQLite::SQLite3 PROPERTIES
+        IMPORTED_LOCATION ${STALLSCOPE_SQLITE3_STATIC}
+        INTERFACE_INCLUDE_DIRECTORIES ${STALLSCOPE_SQLITE3_INCLUDE}
+        INTERFACE_LINK_LIBRARIES "m;${CMAKE_DL_LIBS};Threads::Threads")
 
     # protobuf-lite, position-independent, for the injection library (capture/cupti): its
     # source list is the one protobuf's own CMake build uses.

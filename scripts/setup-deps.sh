@@ -10,7 +10,7 @@ PKGS=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev
   xvfb xauth fonts-dejavu-core
   libprotobuf-dev protobuf-compiler
-  libsimdjson-dev zlib1g-dev
+  libsimdjson-dev zlib1g-dev libsqlite3-dev
   poppler-utils
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
   chromium

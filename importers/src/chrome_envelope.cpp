@@ -5,6 +5,7 @@
 
 #include "stallscope/base/utf8.h"
 
+#include <algorithm>
 #include <cstring>
 #include <simdjson.h>
 #include <string>
@@ -24,6 +25,38 @@ inline bool isBlank(char c) { return c == ' ' || c == '\n' || c == '\r' || c == 
 size_t skipBlank(std::string_view t, size_t i) {
     while (i < t.size() && isBlank(t[i])) ++i;
     return i;
+}
+
+/// The first `max` keys of the object that opens at text[open] ('{'), as they are written
+/// (escapes kept), each cut to 40 bytes and made safe to show: "\"a\", \"b\"", with ", ..."
+/// when there are more. Scans the text; nothing is parsed or allocated per value.
+std::string objectKeys(std::string_view text, size_t open, size_t max) {
+    std::string out;
+    size_t shown = 0;
+    int depth = 0;
+    for (size_t i = open; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '{' || c == '[') {
+            ++depth;
+        } else if (c == '}' || c == ']') {
+            if (--depth <= 0) break;
+        } else if (c == '"') {
+            size_t end = i + 1;
+            while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+            if (end >= text.size()) break;
+            const size_t after = skipBlank(text, end + 1);
+            if (depth == 1 && after < text.size() && text[after] == ':') {
+                if (shown == max) return out + ", ...";
+                std::string key = base::closeBidi(base::truncateUtf8(
+                    base::sanitizeUtf8(text.substr(i + 1, std::min<size_t>(end - i - 1, 40))), 40));
+                for (char& k : key)
+                    if (k == '\n' || k == '\r' || k == '\t') k = ' ';
+                out += (shown++ ? ", \"" : "\"") + key + "\"";
+            }
+            i = end;
+        }
+    }
+    return out;
 }
 
 bool getInt(sjo::value v, int64_t& out) {
@@ -246,12 +279,15 @@ HeaderOutcome parseEnvelopeHeader(std::string_view text, bool complete, model::T
         out.error = {ErrorKind::InvalidStructure,
                      "byte " + std::to_string(nonArrayAt) + ": \"traceEvents\" must be an array",
                      nonArrayAt};
-    else
+    else {
+        const std::string keys = objectKeys(text, i, 8);
         out.error = {ErrorKind::InvalidStructure,
                      "byte " + std::to_string(i) +
                          ": expected a JSON array or an object with a traceEvents array (the "
-                         "object has no \"traceEvents\" key)",
+                         "object has no \"traceEvents\" key" +
+                         (keys.empty() ? std::string() : "; its keys: " + keys) + ")",
                      i};
+    }
     return out;
 }
 

@@ -1,8 +1,14 @@
-// The file formats Stallscope recognises, in the order they are tried.
+// The file formats Stallscope recognises, in the order they are tried: those it reads, and
+// those a user may bring that it does not read, each with what the file is and what to do.
 #include "stallscope/importers/file_formats.h"
 
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
+#include "content_signatures.h"
+#include "pickle_header.h"
+#include "sqlite_schema.h"
+
+#include "stallscope/base/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -10,27 +16,18 @@ namespace stallscope::importers {
 
 namespace {
 
-bool isGzip(std::string_view b) {
-    return looksGzip(b.data(), b.size());
+constexpr std::string_view kReads =
+    "Chrome/Kineto JSON, plain or gzip, or a TensorBoard log folder";
+
+// --- What is read ---------------------------------------------------------------------
+
+/// gzip holding JSON, or gzip whose first bytes do not inflate (the reader says why).
+bool isGzipJson(const ContentProbe& p) {
+    return p.gzip() && (p.inflateFailed() || looksJson(p.content()));
 }
 
-/// '{' or '[' after blanks and a UTF-8 byte order mark; blanks only too (the JSON reader
-/// then says what is wrong).
-bool isJson(std::string_view b) {
-    size_t i = 0;
-    if (b.size() >= 3 && b.substr(0, 3) == "\xEF\xBB\xBF") i = 3;
-    while (i < b.size() && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t')) ++i;
-    return i == b.size() || b[i] == '{' || b[i] == '[';
-}
-
-/// XSpace: field 1 (planes), wire type 2 -> tag byte 0x0a, then a varint length and an
-/// XPlane whose first field is id (0x08), name (0x12) or lines (0x1a).
-bool isXSpace(std::string_view b) {
-    if (b.size() <= 2 || static_cast<unsigned char>(b[0]) != 0x0a) return false;
-    size_t j = 1;
-    while (j < b.size() && (static_cast<unsigned char>(b[j]) & 0x80)) ++j;
-    ++j;
-    return j < b.size() && (b[j] == 0x08 || b[j] == 0x12 || b[j] == 0x1a);
+bool isPlainJson(const ContentProbe& p) {
+    return !p.gzip() && looksJson(p.content());
 }
 
 Result<std::shared_ptr<const model::Trace>> importChromeFile(const fs::path& path, bool gzip,
@@ -60,18 +57,170 @@ Result<std::shared_ptr<const model::Trace>> importJson(const fs::path& path,
     return importChromeFile(path, false, options);
 }
 
+// --- What is recognised, not read -----------------------------------------------------
+
+/// XSpace: field 1 (planes), wire type 2 -> tag byte 0x0a, then a varint length and an
+/// XPlane whose first field is id (0x08), name (0x12) or lines (0x1a).
+bool isXSpace(const ContentProbe& p) {
+    const std::string_view b = p.content();
+    if (b.size() <= 2 || static_cast<unsigned char>(b[0]) != 0x0a) return false;
+    size_t j = 1;
+    while (j < b.size() && (static_cast<unsigned char>(b[j]) & 0x80)) ++j;
+    ++j;
+    return j < b.size() && (b[j] == 0x08 || b[j] == 0x12 || b[j] == 0x1a);
+}
+
+bool isMemoryTimeline(const ContentProbe& p) {
+    return looksArrayOfRows(p.content());
+}
+
+/// rocprofv3's JSON is one object whose (only) key is "rocprofiler-sdk-tool".
+bool isRocprofJson(const ContentProbe& p) {
+    return firstObjectKey(p.content()) == "rocprofiler-sdk-tool";
+}
+
+bool isMemorySnapshot(const ContentProbe& p) {
+    return isAllocatorSnapshot(readPickleHeader(p.content()));
+}
+
+bool isPickle(const ContentProbe& p) {
+    return readPickleHeader(p.content()).pickle;
+}
+
+std::string pickleDetail(const ContentProbe& p) {
+    return " (protocol " + std::to_string(readPickleHeader(p.content()).protocol) + ")";
+}
+
+bool isMemoryVizHtml(const ContentProbe& p) {
+    return looksHtml(p.content()) && p.content().find("MemoryViz.js") != std::string_view::npos;
+}
+
+bool isStallscopeReport(const ContentProbe& p) {
+    return looksHtml(p.content()) &&
+           p.content().find("<meta name=\"generator\" content=\"Stallscope\">") !=
+               std::string_view::npos;
+}
+
+bool isHtml(const ContentProbe& p) {
+    return looksHtml(p.content());
+}
+
+bool isSqlite(const ContentProbe& p) {
+    return looksSqlite(p.content());
+}
+
+/// nsys export --type sqlite: CUPTI_ACTIVITY_KIND_* and TARGET_INFO_* tables, or NVTX_EVENTS
+/// with the StringIds table every export has.
+bool isNsightSqlite(const ContentProbe& p) {
+    if (!isSqlite(p)) return false;
+    const SqliteSchema& s = p.sqlite();
+    return s.has("CUPTI_ACTIVITY_KIND_*") || s.has("TARGET_INFO_*") ||
+           (s.has("NVTX_EVENTS") && s.has("StringIds"));
+}
+
+bool isRpdSqlite(const ContentProbe& p) {
+    return isSqlite(p) && p.sqlite().has("rocpd_*");
+}
+
+/// A table name as one line of text: valid UTF-8, no line breaks, no open bidi override.
+std::string shownName(std::string_view name) {
+    std::string s = base::truncateUtf8(base::sanitizeUtf8(name), 64);
+    for (char& c : s)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    return base::closeBidi(s);
+}
+
+std::string sqliteDetail(const ContentProbe& p) {
+    const SqliteSchema& s = p.sqlite();
+    if (!s.read) return " whose tables could not be read (" + s.problem + ")";
+    if (s.tables.empty()) return " without tables";
+    std::string out = " of unknown schema (tables: ";
+    constexpr size_t kShown = 6;
+    for (size_t i = 0; i < s.tables.size() && i < kShown; ++i)
+        out += (i ? ", " : "") + shownName(s.tables[i]);
+    if (s.tables.size() > kShown) out += ", ... " + std::to_string(s.tables.size()) + " in all";
+    return out + ")";
+}
+
 } // namespace
 
 const std::vector<FileFormat>& fileFormats() {
     static const std::vector<FileFormat> table = {
-        // gzip: Chrome/Kineto JSON inside (the only compressed format read so far).
-        {InputFormat::Gzip, isGzip, importGzip, {}},
-        {InputFormat::ChromeJson, isJson, importJson, {}},
+        // JSON that is not a trace, before the JSON rows.
+        {InputFormat::MemoryTimeline, isMemoryTimeline, nullptr,
+         "a PyTorch memory timeline (torch.profiler's export_memory_timeline_raw or "
+         "export_memory_timeline JSON: rows of numbers, not trace events)",
+         "Stallscope does not read memory timelines yet — open the trace of the same run "
+         "instead (export_chrome_trace or tensorboard_trace_handler; with profile_memory=True "
+         "it holds the memory curve)"},
+        {InputFormat::RocprofJson, isRocprofJson, nullptr,
+         "a rocprofv3 JSON (rocprofv3 --output-format json), not a Kineto trace",
+         "Stallscope does not read rocprofv3 output yet — profile the PyTorch run with "
+         "torch.profiler (it records the HIP kernels on ROCm) and open its trace"},
+        // Chrome/Kineto JSON, gzip-compressed or plain.
+        {InputFormat::Gzip, isGzipJson, importGzip},
+        {InputFormat::ChromeJson, isPlainJson, importJson},
         {InputFormat::XPlaneProtobuf, isXSpace, nullptr,
-         "an XPlane protobuf (TensorBoard profile plugin); this version of Stallscope reads "
-         "Chrome/Kineto JSON only"},
+         "an XPlane protobuf (TensorBoard profile plugin)",
+         "this version of Stallscope reads Chrome/Kineto JSON only"},
+        // Python pickles: never unpickled, only their first opcodes read.
+        {InputFormat::MemorySnapshot, isMemorySnapshot, nullptr,
+         "a PyTorch CUDA allocator snapshot (a Python pickle from "
+         "torch.cuda.memory._dump_snapshot)",
+         "Stallscope does not read memory snapshots yet — open it at "
+         "https://pytorch.org/memory_viz; for memory over time in a trace, profile with "
+         "torch.profiler(profile_memory=True)"},
+        {InputFormat::PythonPickle, isPickle, nullptr, "a Python pickle",
+         "it is not a trace: Stallscope never unpickles files; it reads Chrome/Kineto JSON "
+         "traces (torch.profiler's export_chrome_trace or tensorboard_trace_handler)",
+         pickleDetail},
+        // HTML pages.
+        {InputFormat::MemoryVizHtml, isMemoryVizHtml, nullptr,
+         "a torch.cuda._memory_viz HTML page (a CUDA allocator snapshot inside its viewer)",
+         "Stallscope does not read memory snapshots yet — open the page in a web browser"},
+        {InputFormat::StallscopeReport, isStallscopeReport, nullptr, "a Stallscope HTML report",
+         "open it in a web browser, or give Stallscope the trace it was made from"},
+        {InputFormat::Html, isHtml, nullptr, "an HTML page",
+         "it is not a trace — open it in a web browser; Stallscope reads the Chrome/Kineto "
+         "JSON trace (plain or gzip) a page was made from"},
+        // SQLite databases: told apart by their table names.
+        {InputFormat::NsightSqlite, isNsightSqlite, nullptr,
+         "an Nsight Systems SQLite export (nsys export --type sqlite)",
+         "Stallscope does not read Nsight exports yet — export the PyTorch run with "
+         "torch.profiler instead"},
+        {InputFormat::RpdSqlite, isRpdSqlite, nullptr,
+         "an RPD (rocmProfileData) SQLite profile (rocpd_* tables)",
+         "Stallscope does not read RPD profiles yet — profile the PyTorch run with "
+         "torch.profiler instead (rocmProfileData's tools/rpd2tracing.py converts RPD to a "
+         "Chrome trace for viewing)"},
+        {InputFormat::Sqlite, isSqlite, nullptr, "an SQLite database",
+         "it is not a trace Stallscope can read (expected Chrome/Kineto JSON, plain or gzip, "
+         "or a TensorBoard log folder)",
+         sqliteDetail},
     };
     return table;
+}
+
+const FileFormat* recogniseContent(const ContentProbe& probe) {
+    for (const FileFormat& f : fileFormats())
+        if (f.recognise(probe)) return &f;
+    return nullptr;
+}
+
+std::string unsupportedMessage(const FileFormat& f, const ContentProbe& probe) {
+    std::string out = probe.gzip() ? "this is a gzip-compressed file holding " : "this is ";
+    out += f.what;
+    if (f.detail) out += f.detail(probe);
+    out += "; ";
+    out += f.advice;
+    return out;
+}
+
+std::string unknownFormatMessage(const ContentProbe& probe) {
+    if (probe.gzip())
+        return "this is gzip-compressed data that is not a trace Stallscope can read (expected "
+               "Chrome/Kineto JSON inside)";
+    return "byte 0: not a trace Stallscope can read (expected " + std::string(kReads) + ")";
 }
 
 } // namespace stallscope::importers

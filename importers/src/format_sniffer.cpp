@@ -1,17 +1,24 @@
 #include "stallscope/importers/format_sniffer.h"
 
+#include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
 
-#include <fstream>
 #include <system_error>
 
 namespace stallscope::importers {
 
+namespace {
+
+InputFormat formatOf(const ContentProbe& probe) {
+    if (probe.stored().empty()) return InputFormat::Empty;
+    const FileFormat* f = recogniseContent(probe);
+    return f ? f->format : InputFormat::Unknown;
+}
+
+} // namespace
+
 InputFormat sniffBytes(std::string_view b) {
-    if (b.empty()) return InputFormat::Empty;
-    for (const FileFormat& f : fileFormats())
-        if (f.recognise(b)) return f.format;
-    return InputFormat::Unknown;
+    return formatOf(ContentProbe::ofBytes(b));
 }
 
 InputFormat sniffPath(const std::filesystem::path& path, std::string* error) {
@@ -22,14 +29,12 @@ InputFormat sniffPath(const std::filesystem::path& path, std::string* error) {
         return InputFormat::Missing;
     }
     if (std::filesystem::is_directory(st)) return InputFormat::Directory;
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-        if (error) *error = "cannot open " + path.string();
+    auto probe = ContentProbe::ofFile(path);
+    if (!probe) {
+        if (error) *error = probe.error().message;
         return InputFormat::Missing;
     }
-    char buf[64];
-    f.read(buf, sizeof buf);
-    return sniffBytes(std::string_view(buf, static_cast<size_t>(f.gcount())));
+    return formatOf(probe.value());
 }
 
 const char* inputFormatName(InputFormat f) {
@@ -40,6 +45,16 @@ const char* inputFormatName(InputFormat f) {
     case InputFormat::Gzip: return "gzip";
     case InputFormat::ChromeJson: return "Chrome/Kineto JSON";
     case InputFormat::XPlaneProtobuf: return "XPlane protobuf";
+    case InputFormat::MemoryTimeline: return "PyTorch memory timeline";
+    case InputFormat::RocprofJson: return "rocprofv3 JSON";
+    case InputFormat::MemorySnapshot: return "PyTorch CUDA allocator snapshot";
+    case InputFormat::PythonPickle: return "Python pickle";
+    case InputFormat::MemoryVizHtml: return "torch.cuda._memory_viz HTML";
+    case InputFormat::StallscopeReport: return "Stallscope HTML report";
+    case InputFormat::Html: return "HTML";
+    case InputFormat::NsightSqlite: return "Nsight Systems SQLite export";
+    case InputFormat::RpdSqlite: return "RPD (rocmProfileData) SQLite";
+    case InputFormat::Sqlite: return "SQLite";
     case InputFormat::Unknown: return "unknown";
     }
     return "unknown";

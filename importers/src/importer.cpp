@@ -3,6 +3,7 @@
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
 
+#include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/ranks_in_one_file.h"
@@ -10,36 +11,41 @@
 
 #include <algorithm>
 #include <map>
+#include <system_error>
 
 namespace fs = std::filesystem;
 
 namespace stallscope::importers {
 
 Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, const ImportOptions& options) {
-    std::string why;
-    const InputFormat fmt = sniffPath(path, &why);
-    switch (fmt) {
-    case InputFormat::Missing: return Error{ErrorKind::NotFound, why, UINT64_MAX};
-    case InputFormat::Directory:
+    std::error_code ec;
+    const auto st = fs::status(path, ec);
+    if (ec || !fs::exists(st))
+        return Error{ErrorKind::NotFound, path.string() + ": no such file or folder", UINT64_MAX};
+    if (fs::is_directory(st))
         return Error{ErrorKind::UnknownFormat, path.string() + " is a folder, not a trace file", UINT64_MAX};
-    case InputFormat::Empty: return Error{ErrorKind::Empty, path.string() + ": the file is empty", 0};
-    default: break;
-    }
-    for (const FileFormat& f : fileFormats()) {
-        if (f.format != fmt) continue;
-        if (f.import) return f.import(path, options);
-        return Error{ErrorKind::UnknownFormat, path.string() + ": " + std::string(f.unsupported),
-                     0};
-    }
-    return Error{ErrorKind::UnknownFormat,
-                 path.string() + ": byte 0: not a trace Stallscope can read (expected Chrome/Kineto "
-                                 "JSON, plain or gzip, or a TensorBoard log folder)",
-                 0};
+    // The format from the content (never the name): the table says how to read it, or what
+    // the file is and what to do when Stallscope recognises it without reading it.
+    auto probe = ContentProbe::ofFile(path);
+    if (!probe) return probe.error();
+    if (probe.value().stored().empty())
+        return Error{ErrorKind::Empty, path.string() + ": the file is empty", 0};
+    const FileFormat* f = recogniseContent(probe.value());
+    if (!f) return Error{ErrorKind::UnknownFormat, unknownFormatMessage(probe.value()), 0};
+    if (f->import) return f->import(path, options);
+    return Error{ErrorKind::UnknownFormat, unsupportedMessage(*f, probe.value()), 0};
 }
 
 Result<std::shared_ptr<const model::Trace>> importBuffer(std::string bytes, const ImportOptions& options) {
     if (bytes.empty()) return Error{ErrorKind::Empty, "the input is empty", 0};
     auto data = std::make_shared<const std::string>(std::move(bytes));
+    // What the format table recognises as something other than a trace is refused as a file
+    // of it would be; any other bytes are read as Chrome/Kineto JSON (the reader says why not).
+    {
+        const ContentProbe probe = ContentProbe::ofMemory(data);
+        if (const FileFormat* f = recogniseContent(probe); f && !f->import)
+            return Error{ErrorKind::UnknownFormat, unsupportedMessage(*f, probe), 0};
+    }
     ChromeInput in;
     if (looksGzip(data->data(), data->size())) {
         auto gz = std::make_unique<GzipByteStream>(std::make_unique<MemoryByteStream>(data), false);
@@ -55,11 +61,10 @@ Result<std::shared_ptr<const model::Trace>> importBuffer(std::string bytes, cons
 }
 
 Result<model::Session> importPath(const fs::path& path, const ImportOptions& options) {
-    std::string why;
-    const InputFormat fmt = sniffPath(path, &why);
+    std::error_code ec;
     model::Session session;
     session.sourcePath = path.string();
-    if (fmt != InputFormat::Directory) {
+    if (!fs::is_directory(path, ec)) { // a file: its format is told by importFile
         auto r = importFile(path, options);
         if (!r) return r.error();
         session.sourceKind = "file";

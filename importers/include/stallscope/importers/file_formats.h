@@ -1,8 +1,11 @@
 #pragma once
 // The file formats as a table (importers/src/file_formats.cpp): how each is recognised from
-// its first bytes (content, never the name) and how a file of it is imported. sniffBytes
-// and importFile read the table, so a new importer is its reader (a new file in
-// importers/src/), an InputFormat value and one row there.
+// its content (never the name: the first bytes, inflated for gzip input, and an SQLite
+// database's table names) and how a file of it is imported, or, for a format Stallscope
+// recognises but does not read, what the file is and what to do instead. sniffPath,
+// importFile and importBuffer read the table, so a new importer is its reader (a new file
+// in importers/src/), an InputFormat value and one row there.
+#include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/format_sniffer.h"
 #include "stallscope/importers/import_options.h"
 #include "stallscope/importers/result.h"
@@ -10,6 +13,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,16 +21,30 @@ namespace stallscope::importers {
 
 struct FileFormat {
     InputFormat format;
-    /// True when the first bytes of a file (up to 64) are this format's.
-    bool (*recognise)(std::string_view firstBytes);
-    /// Imports a file of this format; null when it is recognised but not read yet.
+    /// True when the content is this format's.
+    bool (*recognise)(const ContentProbe& probe);
+    /// Imports a file of this format; null when it is recognised but not read.
     Result<std::shared_ptr<const model::Trace>> (*import)(const std::filesystem::path& path,
                                                           const ImportOptions& options) = nullptr;
-    /// Why it is not read (when import is null), after the path.
-    std::string_view unsupported;
+    /// When import is null: what the file is ("an Nsight Systems SQLite export (...)") ...
+    std::string_view what;
+    /// ... and what to do ("Stallscope does not read ... yet — ...").
+    std::string_view advice;
+    /// Optional: what the content adds to `what` (" (protocol 4)", " (tables: ...)").
+    std::string (*detail)(const ContentProbe& probe) = nullptr;
 };
 
-/// In the order they are tried (the first that recognises the bytes wins).
+/// In the order they are tried (the first that recognises the content wins).
 const std::vector<FileFormat>& fileFormats();
+
+/// The row that recognises the content, or null.
+const FileFormat* recogniseContent(const ContentProbe& probe);
+
+/// The one line said about a file of a format that is recognised but not read:
+/// "this is <what>[detail]; <advice>", with "a gzip-compressed file holding" for gzip input.
+std::string unsupportedMessage(const FileFormat& format, const ContentProbe& probe);
+
+/// The line said about content no row recognises.
+std::string unknownFormatMessage(const ContentProbe& probe);
 
 } // namespace stallscope::importers
