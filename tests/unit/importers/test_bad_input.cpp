@@ -2,11 +2,13 @@
 // crash, a hang or silent loss.
 #include "bad_input_table.h"
 #include "gzip_text.h"
+#include "sqlite_file.h"
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/memory_budget.h"
 
+#include <QDir>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -25,6 +27,8 @@ class TestBadInput : public QObject {
 private Q_SLOTS:
     void table_data();
     void table();
+    void recognisedFormats_data();
+    void recognisedFormats();
     void missingPathAndEmptyFolder();
     void deepArgsReadBack();
     void truncatedJsonKeepsEverythingBeforeTheCut();
@@ -85,6 +89,156 @@ void TestBadInput::table() {
                 found |= QString::fromStdString(ex.detail).contains(fragment);
             QVERIFY2(found, qPrintable("no example mentions " + fragment));
         }
+    }
+}
+
+namespace {
+
+using namespace std::string_literals;
+
+/// A pickle of protocol 4 as Python writes it: PROTO, FRAME (its length), the body.
+std::string pickle4(const std::string& body) {
+    std::string frame = "\x80\x04\x95"s;
+    for (int k = 0; k < 8; ++k) frame += static_cast<char>((body.size() >> (8 * k)) & 0xff);
+    return frame + body;
+}
+
+/// SHORT_BINUNICODE and MEMOIZE, as protocol 4 writes a short string.
+std::string shortString(const std::string& s) {
+    return "\x8c"s + static_cast<char>(s.size()) + s + "\x94"s;
+}
+
+} // namespace
+
+// Files a user may bring that are not Chrome/Kineto traces, each written by the test: one
+// line saying what the file is and what to do, the same through importPath (a file on disk)
+// and importBuffer (in memory); a database is only read, nothing is written beside it.
+void TestBadInput::recognisedFormats_data() {
+    QTest::addColumn<QByteArray>("bytes");
+    QTest::addColumn<ErrorKind>("error");
+    QTest::addColumn<QStringList>("fragments"); // all in the message
+    QTest::addColumn<bool>("sameInMemory");     // importBuffer gives the same error
+    auto row = [](const char* name, const std::string& b, ErrorKind k, const QStringList& f,
+                  bool memory = true) {
+        QTest::newRow(name) << QByteArray(b.data(), static_cast<int>(b.size())) << k << f << memory;
+    };
+    const auto U = ErrorKind::UnknownFormat;
+
+    // SQLite databases, told apart by their tables.
+    const std::string nsight =
+        test::sqliteDatabase({"StringIds", "TARGET_INFO_GPU", "CUPTI_ACTIVITY_KIND_KERNEL",
+                              "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS"});
+    const std::string rpd =
+        test::sqliteDatabase({"rocpd_op", "rocpd_api", "rocpd_string", "rocpd_metadata"});
+    QVERIFY(!nsight.empty() && !rpd.empty());
+    row("Nsight Systems SQLite export", nsight, U,
+        {"this is an Nsight Systems SQLite export (nsys export --type sqlite)",
+         "does not read Nsight exports yet", "torch.profiler"});
+    row("Nsight export with NVTX only",
+        test::sqliteDatabase({"StringIds", "NVTX_EVENTS", "ThreadNames"}), U,
+        {"this is an Nsight Systems SQLite export"});
+    row("Nsight export in WAL mode", test::sqliteDatabase({"StringIds", "TARGET_INFO_GPU"}, true),
+        U, {"this is an Nsight Systems SQLite export"});
+    row("RPD profile", rpd, U,
+        {"this is an RPD (rocmProfileData) SQLite profile", "does not read RPD profiles yet"});
+    row("SQLite of unknown schema", test::sqliteDatabase({"users", "orders"}), U,
+        {"this is an SQLite database of unknown schema (tables: orders, users)", "not a trace"});
+    row("SQLite without tables", test::sqliteDatabase({}), U,
+        {"this is an SQLite database without tables"});
+    row("SQLite header and garbage", "SQLite format 3\0"s + std::string(200, 'x'), U,
+        {"this is an SQLite database whose tables could not be read"});
+    row("gzip of an Nsight export", test::gzipText(nsight), U,
+        {"this is a gzip-compressed file holding an Nsight Systems SQLite export"});
+    row("gzip of an RPD profile", test::gzipText(rpd), U,
+        {"this is a gzip-compressed file holding an RPD (rocmProfileData) SQLite profile"});
+
+    // Python pickles: the allocator snapshot by its first keys, any other pickle by its header.
+    const std::string snapshot = pickle4("}\x94("s + shortString("segments") + "]\x94"s +
+                                         shortString("device_traces") + "]\x94u."s);
+    row("allocator snapshot (_dump_snapshot)", snapshot, U,
+        {"this is a PyTorch CUDA allocator snapshot (a Python pickle from "
+         "torch.cuda.memory._dump_snapshot)",
+         "does not read memory snapshots yet", "pytorch.org/memory_viz"});
+    row("allocator snapshot, protocol 2", "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02u."s,
+        U, {"this is a PyTorch CUDA allocator snapshot"});
+    row("allocator segments (memory_snapshot())",
+        pickle4("]\x94(}\x94("s + shortString("device") + "K\x00"s + shortString("address") +
+                "\x8a\x05\x00\x00\x60\x02\x0bua."s),
+        U, {"this is a PyTorch CUDA allocator snapshot"});
+    row("gzip of an allocator snapshot", test::gzipText(snapshot), U,
+        {"this is a gzip-compressed file holding a PyTorch CUDA allocator snapshot"});
+    row("another pickle", pickle4("}\x94("s + shortString("model") + shortString("resnet") + "u."s),
+        U, {"this is a Python pickle (protocol 4)", "never unpickles"});
+    row("torch.save's legacy pickle",
+        "\x80\x02\x8a\x0al\xfc\x9c"s + "F\xf9 j\xa8P\x19.\x80\x02M\xe9\x03.\x80\x02}q\x00."s, U,
+        {"this is a Python pickle (protocol 2)"});
+
+    // HTML pages.
+    row("torch.cuda._memory_viz page",
+        "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\nimport "
+        "{add_local_files} from "
+        "\"https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js\"\nconst "
+        "local_files = "
+        "[{\"name\": \"snapshot.pickle\", \"base64\": \"gASV\"}]\n</script>\n</body>\n",
+        U, {"this is a torch.cuda._memory_viz HTML page", "open the page in a web browser"});
+    row("Stallscope report",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta "
+        "name=\"generator\" "
+        "content=\"Stallscope\">\n<title>t</title></head><body></body></html>",
+        U, {"this is a Stallscope HTML report", "the trace it was made from"});
+    row("an HTML page", "<html><body><p>hello</p></body></html>", U,
+        {"this is an HTML page", "not a trace"});
+
+    // JSON that is not a trace: told by its shape, never read as an empty trace.
+    const std::string timeline =
+        "[[-1, 1, 37888, 7], [-1, 1, 512, 7], [1697044261000000, 2, 512, 3]]";
+    row("memory timeline (export_memory_timeline_raw)", timeline, U,
+        {"this is a PyTorch memory timeline", "export_memory_timeline_raw",
+         "does not read memory timelines yet"});
+    row("memory timeline ([times, sizes])", "[[0.0, 12.5, 30.25], [[0, 1024, 0], [2048, 0, 0]]]", U,
+        {"this is a PyTorch memory timeline"});
+    row("gzip of a memory timeline", test::gzipText(timeline), U,
+        {"this is a gzip-compressed file holding a PyTorch memory timeline"});
+    const std::string rocprof =
+        R"J({"rocprofiler-sdk-tool":[{"metadata":{"pid":908,"init_time":1},"agents":[],"buffer_records":{"kernel_dispatch":[]}}]})J";
+    row("rocprofv3 JSON", rocprof, U,
+        {"this is a rocprofv3 JSON (rocprofv3 --output-format json)",
+         "does not read rocprofv3 output yet"});
+    row("gzip of a rocprofv3 JSON", test::gzipText(rocprof), U,
+        {"this is a gzip-compressed file holding a rocprofv3 JSON"});
+    row("an object of something else", R"J({"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1}]})J",
+        ErrorKind::InvalidStructure,
+        {"no \"traceEvents\" key; its keys: \"schema\", \"pid\", \"nodes\")"});
+    row("XPlane protobuf", "\x0a\x04\x08\x01\x12\x00"s, U, {"this is an XPlane protobuf"});
+    row("gzip of plain text", test::gzipText("hello, world\n"), U,
+        {"this is gzip-compressed data that is not a trace"}, false);
+}
+
+void TestBadInput::recognisedFormats() {
+    QFETCH(QByteArray, bytes);
+    QFETCH(ErrorKind, error);
+    QFETCH(QStringList, fragments);
+    QFETCH(bool, sameInMemory);
+    QTemporaryDir dir;
+    const auto path = std::filesystem::path(dir.path().toStdString()) / "input.bin";
+    const std::string written(bytes.constData(), static_cast<size_t>(bytes.size()));
+    test::writeFile(path, written);
+    auto r = importers::importPath(path);
+    QVERIFY2(!r.ok(), "import should fail");
+    const QString message = QString::fromStdString(r.error().message);
+    QCOMPARE(r.error().kind, error);
+    for (const QString& f : fragments)
+        QVERIFY2(message.contains(f), qPrintable(message + "\n  lacks: " + f));
+    QVERIFY2(!message.contains('\n'), qPrintable(message));
+    // Read only: the file as it was and nothing beside it (no journal, WAL or lock file).
+    QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden | QDir::NoDotAndDotDot),
+             QStringList{"input.bin"});
+    QVERIFY(test::readFile(path) == written);
+    auto m = importers::importBuffer(written);
+    QVERIFY2(!m.ok(), "importBuffer should fail too");
+    if (sameInMemory) {
+        QCOMPARE(m.error().kind, error);
+        QCOMPARE(QString::fromStdString(m.error().message), message);
     }
 }
 

@@ -1,0 +1,38 @@
+#pragma once
+// A small SQLite database made by the test itself (tables named like those of the formats a
+// user may bring: Nsight Systems exports, RPD profiles), returned as the file's bytes.
+// Needs SQLite (link SQLite::SQLite3).
+#include "test_support.h"
+
+#include <sqlite3.h>
+
+#include <QTemporaryDir>
+
+#include <string>
+#include <vector>
+
+namespace stallscope::test {
+
+/// The bytes of a database holding one empty table per name (`wal`: in WAL journal mode).
+/// Empty when SQLite fails (the caller's QVERIFY then names the case).
+inline std::string sqliteDatabase(const std::vector<std::string>& tables, bool wal = false) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("made.sqlite").toStdString();
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return {};
+    }
+    std::string sql = "PRAGMA page_size = 1024; ";
+    if (wal) sql += "PRAGMA journal_mode = WAL; ";
+    for (const std::string& t : tables)
+        sql += "CREATE TABLE \"" + t + "\" (id INTEGER, text TEXT); ";
+    // A database without tables is written at all only once something was: a table made
+    // and dropped leaves the header and an empty schema.
+    if (tables.empty()) sql += "CREATE TABLE gone (x); DROP TABLE gone; ";
+    const bool ok = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok ? readFile(path) : std::string();
+}
+
+} // namespace stallscope::test
