@@ -30,6 +30,8 @@ import os
 import subprocess
 import sys
 
+import corpus  # tests/expectations/corpus.py: the corpus told apart by content
+
 CONTEXT_KINDS = {"graph_capture", "compilation", "graph_breaks"}
 FIRST_KINDS = {"gpu_not_used"}            # context, first, but timing findings may follow
 TIMING_KINDS = {"data_loading", "blocking_h2d_copy", "host_sync", "cpu_dispatch", "no_tensor_cores",
@@ -79,12 +81,9 @@ def read_table(path):
 
 
 def trace_files(root):
-    out = set()
-    for d, _, files in os.walk(root):
-        for f in files:
-            if f.endswith(".json") or f.endswith(".json.gz"):
-                out.add(os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/"))
-    return out
+    # The Kineto/Chrome traces, told apart by content (corpus.py), not by name: rocprofv3 JSON
+    # and memory timelines are not traces; SQLite, pickle and HTML files are checked apart.
+    return corpus.kineto_traces(root)
 
 
 def run_cli(cli, path, timeout):
@@ -193,6 +192,8 @@ def main():
         else:
             extra = f"  -- findings: {describe(findings)}" if a.verbose else ""
             print(f"PASS {row['trace']} (top {row['top']}){extra}")
+    # The files that are not traces (corpus.py): each must be refused with its one line.
+    failures += corpus.check_not_traces(a.cli, a.traces, a.only, a.timeout)
     print(f"{failures} failure(s)" if failures else "all expectations met")
     return 1 if failures else 0
 
