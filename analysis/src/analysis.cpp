@@ -6,12 +6,14 @@
 #include "hta_compat.h"
 #include "idle_attribution.h"
 #include "replay.h"
+#include "warmup.h"
 #include "stallscope/base/text_format.h"
 #include "stats_tables.h"
 
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <map>
 #include <tuple>
 
 namespace stallscope::analysis {
@@ -19,7 +21,8 @@ namespace stallscope::analysis {
 std::string_view idleCauseName(IdleCause c) {
     static constexpr std::array<std::string_view, kIdleCauseCount> kNames{
         "data_loading", "blocking_copy", "host_sync", "launch_overhead", "optimizer_cpu",
-        "io_logging_checkpoint", "cpu_compute", "host_untraced", "gpu_dependency"};
+        "io_logging_checkpoint", "cpu_compute", "host_untraced", "gpu_dependency",
+        "allocator", "setup", "jit"};
     return kNames[static_cast<size_t>(c)];
 }
 
@@ -33,7 +36,13 @@ std::string_view idleCauseDescription(IdleCause c) {
         "the launch thread was saving, serialising, writing or printing",
         "the launch thread ran other CPU operators",
         "the launch thread shows no traced event (Python, the GIL, other threads)",
-        "work was queued but waited on the GPU side (events, other streams, collectives)"};
+        "work was queued but waited on the GPU side (events, other streams, collectives)",
+        "the launch thread was inside memory allocation or free calls (cudaMalloc, cudaFree, "
+        "hipFree, ...)",
+        "the launch thread did one-off set-up: created streams, events or handles, loaded "
+        "modules, or used a kernel or call for the first time",
+        "the launch thread generated or tuned code: torch.compile, TorchScript fusion, NVRTC, "
+        "cuDNN/MIOpen algorithm search"};
     return kText[static_cast<size_t>(c)];
 }
 
@@ -74,6 +83,43 @@ void partitionIdle(std::vector<Finding>& findings) {
             if (h.kind == FindingKind::HostSync && h.device == b.device)
                 b.idleNs = std::max<int64_t>(0, b.idleNs - h.idleNs);
     }
+}
+
+/// The findings in the order the front ends say they are ("most severe first"): context
+/// that silences the timing findings first (what the trace is), then by severity; within a
+/// severity, context about the trace before timing, then the largest saving, then the most
+/// idle time charged. A finding that rests on names alone (confidence 0.5 or less) is never
+/// high.
+void orderFindings(std::vector<Finding>& context, std::vector<Finding>& timing) {
+    for (auto* v : {&context, &timing})
+        for (Finding& f : *v)
+            if (f.confidence <= 0.5 && f.severity == FindingSeverity::High)
+                f.severity = FindingSeverity::Medium;
+    std::vector<Finding> all;
+    for (Finding& f : context)
+        if (f.silencesTiming) all.push_back(std::move(f));
+    const size_t first = all.size();
+    for (Finding& f : context)
+        if (!f.silencesTiming) all.push_back(std::move(f));
+    const size_t contextEnd = all.size();
+    for (Finding& f : timing) all.push_back(std::move(f));
+    std::vector<bool> isContext(all.size());
+    for (size_t i = 0; i < all.size(); ++i) isContext[i] = i < contextEnd;
+    std::vector<size_t> order(all.size() - first);
+    for (size_t i = 0; i < order.size(); ++i) order[i] = first + i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+        const Finding& a = all[x];
+        const Finding& b = all[y];
+        if (a.severity != b.severity) return a.severity < b.severity;
+        if (isContext[x] != isContext[y]) return bool(isContext[x]);
+        if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
+        return a.idleNs > b.idleNs;
+    });
+    std::vector<Finding> sorted;
+    sorted.reserve(all.size());
+    for (size_t i = 0; i < first; ++i) sorted.push_back(std::move(all[i]));
+    for (size_t i : order) sorted.push_back(std::move(all[i]));
+    timing = std::move(sorted);
 }
 
 /// The savings from the replay: per device, the findings' fixes applied one after the other
@@ -189,7 +235,49 @@ std::string savingText(const Finding& f, std::string_view of) {
            std::string(f.kind == FindingKind::MemoryPressure ? "a risk" : "context");
 }
 
-AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options) {
+namespace {
+
+/// What the steady pass of analyze() takes over from the whole window's: the warm-up found
+/// there and, per device, the warm-up steps' figures (measured over the whole window).
+struct WarmupCarry {
+    Warmup warmup;
+    std::map<int32_t, std::vector<StepMetrics>> steps; // by device
+};
+
+AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& options,
+                           const WarmupCarry* carry);
+
+/// The steady part of a window with a warm-up: analysed again from its end, the warm-up
+/// steps' figures and the warm-up itself carried over.
+AnalysisResult analyzeSteady(const model::Trace& trace, const AnalysisOptions& options,
+                             Warmup warmup, const AnalysisResult& whole) {
+    WarmupCarry carry;
+    carry.warmup = std::move(warmup);
+    for (const DeviceMetrics& d : whole.devices)
+        for (const StepMetrics& st : d.steps)
+            if (st.startNs < carry.warmup.endNs) {
+                StepMetrics m = st;
+                m.warmup = true;
+                carry.steps[d.device].push_back(m);
+            }
+    AnalysisOptions steady = options;
+    steady.window.fromNs = carry.warmup.endNs;
+    return analyzeWith(trace, steady, &carry);
+}
+
+/// The warm-up steps' figures in front of each device's steady ones (after the detectors,
+/// which read the steady steps only).
+void spliceWarmupSteps(AnalysisResult& r, const WarmupCarry& carry) {
+    for (DeviceMetrics& d : r.devices) {
+        const auto it = carry.steps.find(d.device);
+        std::erase_if(d.steps, [&](const StepMetrics& st) { return st.startNs < carry.warmup.endNs ||
+                                                                   st.endNs <= st.startNs; });
+        if (it != carry.steps.end()) d.steps.insert(d.steps.begin(), it->second.begin(), it->second.end());
+    }
+}
+
+AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& options,
+                           const WarmupCarry* carry) {
     using namespace detail;
     AnalysisResult r;
     const auto cancelled = [&] {
@@ -239,12 +327,32 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         for (size_t i = 0; i < m.steps.size() && i < perStep.size(); ++i) m.steps[i].idleByCause = perStep[i];
         r.devices.push_back(std::move(m));
     }
+    for (const DeviceActivity& d : c.devices)
+        if (!d.mainLaunchThread.valid())
+            r.notes.push_back("GPU " + std::to_string(d.device) +
+                              ": no launch call is linked to its work (a GPU-only capture): what "
+                              "the host did while it idled cannot be told");
     if (c.devices.empty()) {
         r.notes.push_back("no GPU work in the analysed window: GPU metrics are empty");
         if (!c.steps.empty()) r.hostOnly = hostOnlyBreakdown(c, tiles);
     }
     if (c.steps.empty()) r.notes.push_back("no ProfilerStep#N ranges: per-step figures are not available");
     if (cancelled()) return r;
+    // Leading warm-up: context, not the step. With a steady part after it, that part is
+    // what the findings are about (analysed again from the warm-up's end); without one, the
+    // warm-up is all there is and its context finding says so.
+    if (!carry) {
+        if (std::optional<Warmup> w = findWarmup(c, r)) {
+            if (!w->wholeWindow) {
+                if (tablesLater.valid()) tablesLater.wait(); // it reads this pass's context
+                return analyzeSteady(trace, options, std::move(*w), r);
+            }
+            r.warmup = std::move(w);
+        }
+    } else {
+        r.warmup = carry->warmup;
+        for (Step& st : r.steps) st.warmup = st.startNs < carry->warmup.endNs;
+    }
     std::tie(r.stats, r.hta) = tablesLater.valid() ? tablesLater.get() : tables();
     if (cancelled()) return r;
 
@@ -264,21 +372,30 @@ AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     if (cancelled()) return r;
     replaySavings(c, r, findings);
-    // Most severe first; within a severity, the largest saving, then the most idle charged.
-    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        if (a.severity != b.severity) return a.severity < b.severity;
-        if (a.savingNs != b.savingNs) return a.savingNs > b.savingNs;
-        return a.idleNs > b.idleNs;
-    });
     for (Finding& f : context) { // about the trace: no time to save, as severe as they were
         const FindingSeverity keep = f.severity;
         detail::setSaving(c, f, 0);
         f.severity = keep;
     }
-    findings.insert(findings.begin(), std::make_move_iterator(context.begin()),
-                    std::make_move_iterator(context.end()));
+    orderFindings(context, findings);
     r.findings = std::move(findings);
+    if (carry) spliceWarmupSteps(r, *carry);
     return r;
+}
+
+} // namespace
+
+std::string_view shareBase(const AnalysisResult& r) {
+    const bool steps = std::any_of(r.steps.begin(), r.steps.end(), [&](const Step& st) {
+        return st.startNs >= r.window.startNs && st.startNs < r.window.endNs;
+    });
+    return steps && (r.window.kind == WindowKind::Steps || r.window.kind == WindowKind::Step)
+               ? "step time"
+               : "the window";
+}
+
+AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options) {
+    return analyzeWith(trace, options, nullptr);
 }
 
 } // namespace stallscope::analysis

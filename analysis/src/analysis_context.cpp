@@ -1,6 +1,8 @@
 #include "analysis_context.h"
 #include "huge_pages.h"
 
+#include "stallscope/analysis/call_catalogue.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/name_rules.h"
 
@@ -41,6 +43,7 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     m_launches.build(t.launchIndex());
     m_gpuWork.build(t.gpuIndex());
     classifyNames();
+    findSlowFirstUses();
     collectDevices();
     findSteps();
     resolveWindow();
@@ -48,31 +51,32 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
 }
 
 bool Context::anyNamed(NameClass c) const {
-    if (!m_rareNames) {
-        uint32_t m = 0;
-        for (uint32_t i = 0; i < trace.strings().size(); ++i) {
-            const std::string_view n = trace.str(StringId(i));
-            if (names::isCompilation(n)) m |= kNcCompile;
-            if (names::isCompiledRegion(n)) m |= kNcCompiledRegion;
-            if (names::isCaptureBegin(n)) m |= kNcCaptureBegin;
-            if (names::isCaptureEnd(n)) m |= kNcCaptureEnd;
-        }
-        m_rareNames = m;
-    }
-    return (*m_rareNames & c) != 0;
+    return (m_namedClasses & c) != 0;
 }
 
 namespace {
-uint32_t classifyName(std::string_view n) {
+uint32_t classifyName(std::string_view n, CallFamily call) {
     uint32_t c = kNcKnown;
     if (names::isDataLoader(n)) c |= kNcDataLoader;
     if (names::isInputPreparation(n)) c |= kNcInputPrep;
     if (names::isOptimizer(n)) c |= kNcOptimizer;
     if (names::isIoLoggingCheckpoint(n)) c |= kNcIo;
-    if (names::isSyncCall(n)) c |= kNcSync;
-    if (names::isSyncCopyCall(n)) c |= kNcSyncCopy;
-    if (names::isCopyCall(n)) c |= kNcCopy;
-    if (names::isLaunchCall(n)) c |= kNcLaunch;
+    switch (call) {
+    case CallFamily::Sync: c |= kNcSync; break;
+    case CallFamily::CopySync: c |= kNcSyncCopy | kNcCopy; break;
+    case CallFamily::Copy: c |= kNcCopy | kNcLaunch; break; // an async copy enqueues work
+    case CallFamily::Launch: c |= kNcLaunch; break;
+    case CallFamily::Stream: c |= kNcStream; break;
+    case CallFamily::Alloc: c |= kNcAlloc; break;
+    case CallFamily::Resource:
+    case CallFamily::Module:
+    case CallFamily::Capture: c |= kNcSetupCall; break;
+    case CallFamily::Jit: c |= kNcJit; break;
+    case CallFamily::Compile: c |= kNcJit | kNcCompile; break;
+    case CallFamily::Query: c |= kNcQuery; break;
+    case CallFamily::None:
+    case CallFamily::Count: break;
+    }
     if (n.find("GraphLaunch") != std::string_view::npos) c |= kNcGraphLaunch;
     const KernelClass k = classifyKernel(n);
     if (k.family == KernelFamily::Comm) c |= kNcComm;
@@ -81,11 +85,12 @@ uint32_t classifyName(std::string_view n) {
     if (k.precision != Precision::Unknown) c |= kNcPrecisionNamed;
     if (k.matmul() && k.precision == Precision::FP32 && k.tensorCore != TensorCoreUse::Yes)
         c |= kNcFp32Matmul;
+    if (k.library) c |= kNcLibraryKernel;
     if (names::isProfilerStep(n)) c |= kNcProfilerStep;
-    if (names::isCompilation(n)) c |= kNcCompile;
     if (names::isCompiledRegion(n)) c |= kNcCompiledRegion;
     if (names::isCaptureBegin(n)) c |= kNcCaptureBegin;
     if (names::isCaptureEnd(n)) c |= kNcCaptureEnd;
+    if (names::isBackward(n)) c |= kNcBackward;
     return c;
 }
 } // namespace
@@ -94,9 +99,49 @@ uint32_t classifyName(std::string_view n) {
 // and thread names, which no rule is asked about.
 void Context::classifyNames() {
     m_nameClass.assign(trace.strings().size(), 0);
+    m_callFamily.assign(trace.strings().size(), uint8_t(CallFamily::None));
     for (const StringId id : trace.slices().name) m_nameClass[id.index()] = 1;
-    for (uint32_t i = 0; i < m_nameClass.size(); ++i)
-        if (m_nameClass[i]) m_nameClass[i] = classifyName(trace.str(StringId(i)));
+    m_namedClasses = 0;
+    for (uint32_t i = 0; i < m_nameClass.size(); ++i) {
+        if (!m_nameClass[i]) continue;
+        const std::string_view n = trace.str(StringId(i));
+        const CallFamily call = classifyCall(n);
+        m_callFamily[i] = uint8_t(call);
+        m_nameClass[i] = classifyName(n, call);
+        m_namedClasses |= m_nameClass[i];
+    }
+}
+
+/// Calls that took long the first time: the first launch of each kernel (by the name of the
+/// work it started) and the first call of each other runtime call name that is not a copy,
+/// synchronisation, allocation or ordering call, when it lasted kSlowFirstUseNs or more
+/// (lazy module loading, context creation, library initialisation on first use).
+void Context::findSlowFirstUses() {
+    const SliceTable& s = trace.slices();
+    std::map<uint32_t, uint32_t> first; // kernel name or call name -> its earliest call
+    for (uint32_t ti = 0; ti < trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = trace.tracks()[ti];
+        if (tr.kind == TrackKind::GpuStream) continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (!isLaunchSide(s.kind[i])) continue;
+            const CallFamily f = callFamily(i);
+            uint32_t key;
+            if (f == CallFamily::Launch) {
+                const auto work = gpuWorkOf(i);
+                if (work.empty()) continue;
+                key = s.name[work.front().slice.index()].index();
+            } else if (f == CallFamily::Query || f == CallFamily::None) {
+                key = s.name[i].index() | 0x80000000u; // apart from the kernel names
+            } else {
+                continue;
+            }
+            auto [it, added] = first.try_emplace(key, i);
+            if (!added && s.start[i] < s.start[it->second]) it->second = i;
+        }
+    }
+    for (const auto& [key, slice] : first)
+        if (s.dur[slice] >= kSlowFirstUseNs) slowFirstUses.push_back(slice);
+    std::sort(slowFirstUses.begin(), slowFirstUses.end());
 }
 
 int32_t Context::deviceOf(uint32_t slice) const {
@@ -340,36 +385,51 @@ void Context::resolveWindow() {
         w.description = "ProfilerStep#" + std::to_string(options.window.step) + " not found; ";
         [[fallthrough]];
     case WindowKind::Steps:
-    case WindowKind::Hta:
+    case WindowKind::Hta: {
+        // Steps window past a warm-up (WindowSpec::fromNs): from the first step starting at
+        // or after it, or without steps from there.
+        const int64_t from = w.kind == WindowKind::Steps ? options.window.fromNs : INT64_MIN;
         if (!steps.empty()) {
-            w.startNs = steps.front().startNs;
+            size_t first = 0;
+            while (first + 1 < steps.size() && steps[first].startNs < from) ++first;
+            w.startNs = steps[first].startNs;
             int64_t end = 0;
             for (const Step& st : steps) end = std::max({end, st.endNs, st.gpuEndNs});
             w.endNs = end;
+            const size_t n = steps.size() - first;
             if (!iterationName.empty())
                 w.description +=
-                    steps.size() == 1
-                        ? "the iteration `" + steps.front().label +
-                              "` (a user annotation; no ProfilerStep) and its GPU work"
-                        : std::to_string(steps.size()) + " iterations `" + iterationName +
-                              "` (user annotations; no ProfilerStep) and their GPU work";
+                    n == 1 ? "the iteration `" + steps[first].label +
+                                 "` (a user annotation; no ProfilerStep) and its GPU work"
+                           : std::to_string(n) + " iterations `" + iterationName +
+                                 "` (user annotations; no ProfilerStep) and their GPU work";
             else
-                w.description += steps.size() == 1
-                                     ? "ProfilerStep#" + std::to_string(steps.front().number) +
-                                           " and its GPU work"
-                                     : "ProfilerStep#" + std::to_string(steps.front().number) +
-                                           "..#" + std::to_string(steps.back().number) +
-                                           " and their GPU work";
+                w.description += n == 1 ? "ProfilerStep#" + std::to_string(steps[first].number) +
+                                              " and its GPU work"
+                                        : "ProfilerStep#" + std::to_string(steps[first].number) +
+                                              "..#" + std::to_string(steps.back().number) +
+                                              " and their GPU work";
+            if (first > 0)
+                w.description += ", after " + std::to_string(first) + " warm-up " +
+                                 (iterationName.empty() ? "step" : "iteration") +
+                                 (first == 1 ? "" : "s");
             return;
         }
         if (gpuSpan(w.startNs, w.endNs)) {
             w.description += "first to last GPU activity (no ProfilerStep ranges)";
+            if (from != INT64_MIN && from > w.startNs && from < w.endNs) {
+                w.description += ", after its first " +
+                                 base::formatDuration(from - w.startNs, base::kDurationCompact) +
+                                 " of warm-up";
+                w.startNs = from;
+            }
             return;
         }
         w.startNs = trace.startNs();
         w.endNs = trace.endNs();
         w.description += "the whole trace (no ProfilerStep ranges, no GPU work)";
         return;
+    }
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Shared, precomputed views of a trace used by every part of the analysis.
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/call_catalogue.h"
 
 #include <algorithm>
 #include <optional>
@@ -29,11 +30,19 @@ enum NameClass : uint32_t {
     kNcProfilerStep = 1u << 11,
     kNcFp32Matmul = 1u << 12,     // a matrix multiply whose name says fp32, not on Tensor Cores
     kNcPrecisionNamed = 1u << 13, // the catalogue knows its precision from the name
-    kNcCompile = 1u << 14,        // a torch.compile phase (names::isCompilation)
+    kNcCompile = 1u << 14,        // a torch.compile phase (call family "compile")
     kNcCompiledRegion = 1u << 16, // "Torch-Compiled Region ..."
     kNcCaptureBegin = 1u << 17,
     kNcCaptureEnd = 1u << 18,
     kNcGraphLaunch = 1u << 19, // cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch
+    // Call families (call_catalogue.h) beyond launch, copy and sync:
+    kNcAlloc = 1u << 20,     // allocation / free
+    kNcSetupCall = 1u << 21, // resource creation, module loading, graph capture/instantiate
+    kNcJit = 1u << 22,       // run-time code generation or tuning, torch.compile included
+    kNcStream = 1u << 23,    // event record, stream wait: ordering, no host wait
+    kNcQuery = 1u << 24,     // attribute / error / occupancy / event queries
+    kNcLibraryKernel = 1u << 25, // a vendor library's kernel (kernel catalogue "library")
+    kNcBackward = 1u << 26,      // a backward-pass event (autograd)
     kNcKnown = 1u << 15,
 };
 
@@ -98,9 +107,22 @@ public:
         return m_nameClass[trace.slices().name[slice].index()];
     }
     [[nodiscard]] bool is(uint32_t slice, NameClass c) const { return (nameClass(slice) & c) != 0; }
-    /// Whether any string of the trace is of class `c`, for the rare classes (compile
-    /// phases, compiled regions, capture calls): one pass over the string pool, so the
-    /// detectors that need them skip their pass over the slices on the usual trace.
+    /// The call family of a slice's name (call_catalogue.h).
+    [[nodiscard]] CallFamily callFamily(uint32_t slice) const {
+        return CallFamily(m_callFamily[trace.slices().name[slice].index()]);
+    }
+    /// A call that took kSlowFirstUseNs or more the first time (findSlowFirstUses()).
+    [[nodiscard]] bool isSlowFirstUse(uint32_t slice) const {
+        return std::binary_search(slowFirstUses.begin(), slowFirstUses.end(), slice);
+    }
+    static constexpr int64_t kSlowFirstUseNs = 1'000'000;
+    /// Slices, by index: the first launch of a kernel (by name) or first call of a query or
+    /// unknown runtime call that took kSlowFirstUseNs or more (module loading, context
+    /// creation, library set-up on first use).
+    std::vector<uint32_t> slowFirstUses;
+    /// Whether any slice's name is of class `c` (the rare classes: compile phases, compiled
+    /// regions, capture calls), so the detectors that need them skip their pass over the
+    /// slices on the usual trace.
     [[nodiscard]] bool anyNamed(NameClass c) const;
     /// Trace::launchOf() and Trace::gpuWorkOf() of slice `s`, through the tables.
     [[nodiscard]] SliceId launchOf(uint32_t s) const {
@@ -125,11 +147,13 @@ public:
     [[nodiscard]] int64_t windowLength() const { return window.length(); }
 
 private:
-    std::vector<uint32_t> m_nameClass;           // by StringId; 0 for names no slice has
-    mutable std::optional<uint32_t> m_rareNames; // anyNamed's classes present
+    std::vector<uint32_t> m_nameClass;  // by StringId; 0 for names no slice has
+    std::vector<uint8_t> m_callFamily;  // by StringId: a CallFamily
+    uint32_t m_namedClasses = 0;        // the classes of all slice names together
     ByCorrelation m_launches, m_gpuWork;
     [[nodiscard]] int64_t gpuEndOfLaunchesIn(int64_t lo, int64_t hi) const;
     void classifyNames();
+    void findSlowFirstUses();
     void collectDevices();
     void findSteps();
     void findIterations();

@@ -1,5 +1,6 @@
 #include "stallscope/analysis/analysis_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -81,6 +82,7 @@ void writeDevice(JsonWriter& w, const DeviceMetrics& d, const JsonOptions& o) {
     for (const auto& st : d.steps) {
         w.beginObject();
         w.key("number").value(st.number);
+        w.key("warmup").value(st.warmup);
         w.key("start_ns").value(st.startNs);
         w.key("end_ns").value(st.endNs);
         w.key("busy_ns").value(st.busyNs);
@@ -269,6 +271,39 @@ void writeHostOnly(JsonWriter& w, const Trace& t, const HostOnlyBreakdown& h) {
 
 } // namespace
 
+/// The warm-up set apart from the window (docs/analysis.md "Warm-up").
+static void writeWarmup(JsonWriter& w, const Warmup& wu) {
+    w.beginObject();
+    w.key("device").value(wu.device);
+    w.key("start_ns").value(wu.startNs);
+    w.key("end_ns").value(wu.endNs);
+    w.key("whole_window").value(wu.wholeWindow);
+    w.key("whole").beginObject();
+    w.key("start_ns").value(wu.wholeStartNs);
+    w.key("end_ns").value(wu.wholeEndNs);
+    w.key("description").value(wu.wholeDescription);
+    w.endObject();
+    w.key("steps").beginArray();
+    for (int64_t n : wu.steps) w.value(n);
+    w.endArray();
+    w.key("one_off_ns").beginObject();
+    w.key("setup").value(wu.oneOffNs[0]);
+    w.key("jit").value(wu.oneOffNs[1]);
+    w.key("allocator").value(wu.oneOffNs[2]);
+    w.endObject();
+    w.key("calls").beginArray();
+    for (const Warmup::Calls& k : wu.calls) {
+        w.beginObject();
+        w.key("name").value(k.name);
+        w.key("cause").value(idleCauseName(k.cause));
+        w.key("count").value(static_cast<uint64_t>(k.count));
+        w.key("ns").value(k.ns);
+        w.endObject();
+    }
+    w.endArray();
+    w.endObject();
+}
+
 void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, const std::string& path, int32_t rank,
                        const JsonOptions& o) {
     w.beginObject();
@@ -288,7 +323,12 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     w.key("min_ns").value(r.stepTimes.minNs);
     w.key("max_ns").value(r.stepTimes.maxNs);
     w.key("cv").value(r.stepTimes.cv, 4);
+    w.key("warmup").value(static_cast<uint64_t>(
+        std::count_if(r.steps.begin(), r.steps.end(), [](const Step& st) { return st.warmup; })));
     w.endObject();
+    w.key("warmup");
+    if (r.warmup) writeWarmup(w, *r.warmup);
+    else w.null();
     w.key("devices").beginObject();
     for (const auto& d : r.devices) {
         w.key(std::to_string(d.device));

@@ -33,6 +33,17 @@ const std::vector<Detector>& detectors() {
           "no GPU work at all (and no CUPTI range-profiler records of kernels)",
           "none (about the trace; CPU-only findings follow)", ""},
          detectGpuNotUsed},
+        {{K::GpuNotRecorded, "gpu_not_recorded", S::Context,
+          "launch calls but no kernel, copy or memset at all (and no CUPTI range-profiler "
+          "records): the GPU side of the capture is missing",
+          "none (about the capture; host-only findings follow)", ""},
+         detectGpuNotRecorded},
+        {{K::Warmup, "warmup", S::Context,
+          "leading steps whose GPU idle is >= 25 % one-off work (set-up, first use, code "
+          "generation, allocator growth), or without steps a leading stretch >= 5 % of the "
+          "window that such work covers by half; the findings then use the steady part",
+          "none (context; at the whole window no timing findings are given)", ""},
+         detectWarmup},
         {{K::DataLoading, "data_loading", S::Cause, "data_loading idle >= 5 % of the window",
           "the replay with data loading in workers", "dataLoadingMinShare"},
          detectDataLoading},
@@ -44,6 +55,10 @@ const std::vector<Detector>& detectors() {
           "outermost synchronising calls inside steps, saving >= 1 %",
           "the replay without the waits", "severityNote"},
          detectHostSync},
+        {{K::AllocatorChurn, "allocator_churn", S::Cause,
+          "allocator idle (inside allocation/free calls) >= 5 % of the steady window",
+          "the replay without the allocation and free calls", "allocatorMinShare"},
+         detectAllocatorChurn},
         {{K::CpuDispatch, "cpu_dispatch", S::Cause,
           "launch_overhead + cpu_compute + optimizer_cpu + host_untraced idle >= 5 % of the "
           "window; "

@@ -36,6 +36,10 @@ void detectCompilation(const DetectorInput& in, Findings& out);
 void detectGraphBreaks(const DetectorInput& in, Findings& out);
 // Runs after the others: utilisation low and not explained by them.
 void detectLowUtilization(const DetectorInput& in, Findings& out);
+// One-off work and the allocator (detectors_oneoff.cpp).
+void detectWarmup(const DetectorInput& in, Findings& out);
+void detectAllocatorChurn(const DetectorInput& in, Findings& out);
+void detectGpuNotRecorded(const DetectorInput& in, Findings& out);
 
 // ---- helpers shared by the detectors
 
@@ -52,6 +56,8 @@ std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int
 /// per operator name; at most `budget` argument reads (each a read of the source).
 Precision kernelOperatorPrecision(const Context& c, uint32_t kernel,
                                   std::map<uint32_t, Precision>& cache, size_t& budget);
+/// The innermost operator around a kernel's launch call, or invalid.
+model::SliceId kernelOperator(const Context& c, uint32_t kernel);
 
 /// What a cause-based detector reads: each device's idle breakdown, or, in a CPU-only
 /// trace, the step thread's time (AnalysisResult::hostOnly, device -1).
@@ -79,6 +85,28 @@ std::string describeWaitedFor(const std::vector<std::pair<std::string, int64_t>>
 std::vector<model::SliceId> findSlices(const Context& c, const std::function<bool(uint32_t)>& pred, size_t n);
 /// "12.3 ms" / "410 us".
 std::string fmtDuration(int64_t ns);
+/// What the window's shares are of: "step time" when it is made of steps, else "the window".
+std::string shareBase(const Context& c);
+/// Whether the trace shows a backward pass (autograd events): training, not inference.
+bool hasBackward(const Context& c);
+/// The thread that launches the GPU work, in words: "the training thread" with a backward
+/// pass, "the thread that launches the GPU work" without one.
+std::string launchingThread(const Context& c);
+/// The launch calls of the whole trace (kernel and graph launches, async copies and memsets):
+/// their count, and the most frequent names with their counts.
+struct LaunchCallCount {
+    size_t total = 0;
+    std::vector<std::pair<std::string, size_t>> byName; // most first
+};
+LaunchCallCount launchCalls(const Context& c);
+/// The optimizer class the trace names ("SGD" from "Optimizer.step#SGD.step"), or empty.
+std::string optimizerClass(const Context& c);
+/// A matrix-multiply kernel that is FP32 work a lower precision would move to Tensor/Matrix
+/// Cores, by evidence: a vendor library's kernel whose name says fp32, or a library kernel
+/// (or any kernel of an aten:: operator) whose operator's input types say float.
+/// `sawTypes` is set when the operator read carried input types at all.
+bool fp32MatmulEvidence(const Context& c, uint32_t kernel, std::map<uint32_t, Precision>& cache,
+                        size_t& budget, bool* typed = nullptr, bool* sawTypes = nullptr);
 /// "38%".
 std::string fmtPct(double share);
 const DeviceMetrics* deviceMetrics(const AnalysisResult& r, int32_t device);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <optional>
 
 namespace stallscope::analysis::detail {
 
@@ -28,11 +30,14 @@ std::vector<KernelView> kernelsIn(const Context& c, const DeviceActivity& d, int
     return out;
 }
 
+SliceId kernelOperator(const Context& c, uint32_t kernel) {
+    const SliceId launch = c.launchOf(kernel);
+    return launch.valid() ? c.trace.enclosingOp(launch) : SliceId();
+}
+
 Precision kernelOperatorPrecision(const Context& c, uint32_t kernel,
                                   std::map<uint32_t, Precision>& cache, size_t& budget) {
-    const SliceId launch = c.launchOf(kernel);
-    if (!launch.valid()) return Precision::Unknown;
-    const SliceId op = c.trace.enclosingOp(launch);
+    const SliceId op = kernelOperator(c, kernel);
     if (!op.valid()) return Precision::Unknown;
     const uint32_t name = c.trace.slices().name[op.index()].value;
     if (const auto it = cache.find(name); it != cache.end()) return it->second;
@@ -110,6 +115,92 @@ std::vector<SliceId> findSlices(const Context& c, const std::function<bool(uint3
     std::sort(out.begin(), out.end(), [&s](SliceId a, SliceId b) { return s.dur[a.index()] > s.dur[b.index()]; });
     if (out.size() > n) out.resize(n);
     return out;
+}
+
+namespace {
+/// Precision::Count marks an operator that carries no input types at all.
+constexpr Precision kNoTypes = Precision::Count;
+
+/// The operator's input types (cached per operator name): its first floating type, Unknown
+/// when its types hold none, kNoTypes without types; nullopt when the read budget is spent.
+std::optional<Precision> operatorTypes(const Context& c, SliceId op,
+                                       std::map<uint32_t, Precision>& cache, size_t& budget) {
+    const uint32_t name = c.trace.slices().name[op.index()].value;
+    if (const auto it = cache.find(name); it != cache.end()) return it->second;
+    if (budget == 0) return std::nullopt;
+    --budget;
+    Precision p = kNoTypes;
+    std::vector<model::ArgValue> args;
+    std::string error;
+    if (c.trace.sliceArgs(op, args, error))
+        for (const auto& a : args)
+            if (a.key == "Input type") p = precisionFromInputTypes(a.json);
+    cache.emplace(name, p);
+    return p;
+}
+} // namespace
+
+bool fp32MatmulEvidence(const Context& c, uint32_t kernel, std::map<uint32_t, Precision>& cache,
+                        size_t& budget, bool* typed, bool* sawTypes) {
+    if (typed) *typed = false;
+    if (!c.is(kernel, kNcGemm) || c.is(kernel, kNcTensorCore)) return false;
+    const bool library = c.is(kernel, kNcLibraryKernel);
+    const SliceId op = kernelOperator(c, kernel);
+    const std::optional<Precision> p =
+        op.valid() ? operatorTypes(c, op, cache, budget) : std::optional<Precision>();
+    // The operator's types decide when it has them: float on a library kernel, or on a
+    // kernel an aten operator launched (the library behind it picks a Tensor-Core kernel in a
+    // lower type); a kernel of one's own operator is not changed by a lower precision.
+    if (p && *p != kNoTypes) {
+        if (sawTypes) *sawTypes = true;
+        if (typed) *typed = true;
+        return *p == Precision::FP32 && (library || c.name(op.index()).starts_with("aten::"));
+    }
+    // Names only: a library kernel whose name says fp32.
+    return library && c.is(kernel, kNcFp32Matmul);
+}
+
+std::string shareBase(const Context& c) {
+    for (const Step& st : c.steps)
+        if (st.startNs >= c.window.startNs && st.startNs < c.window.endNs &&
+            (c.window.kind == WindowKind::Steps || c.window.kind == WindowKind::Step))
+            return "step time";
+    return "the window";
+}
+
+bool hasBackward(const Context& c) { return c.anyNamed(kNcBackward); }
+
+std::string launchingThread(const Context& c) {
+    return hasBackward(c) ? "the training thread" : "the thread that launches the GPU work";
+}
+
+LaunchCallCount launchCalls(const Context& c) {
+    const SliceTable& s = c.trace.slices();
+    std::map<StringId, size_t> by;
+    LaunchCallCount n;
+    for (uint32_t i = 0; i < s.size(); ++i)
+        if (isLaunchSide(s.kind[i]) && c.is(i, kNcLaunch)) ++by[s.name[i]], ++n.total;
+    for (const auto& [id, k] : by) n.byName.emplace_back(std::string(c.trace.str(id)), k);
+    std::stable_sort(n.byName.begin(), n.byName.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    return n;
+}
+
+std::string optimizerClass(const Context& c) {
+    // "Optimizer.step#SGD.step", "Optimizer.zero_grad#AdamW.zero_grad"
+    for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
+        const TrackInfo& tr = c.trace.tracks()[ti];
+        if (tr.kind == TrackKind::GpuStream) continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (!c.is(i, kNcOptimizer)) continue;
+            const std::string_view n = c.name(i);
+            const size_t hash = n.find('#'), dot = n.find('.', hash == std::string_view::npos ? 0 : hash);
+            if (n.starts_with("Optimizer.") && hash != std::string_view::npos &&
+                dot != std::string_view::npos && dot > hash + 1)
+                return std::string(n.substr(hash + 1, dot - hash - 1));
+        }
+    }
+    return {};
 }
 
 std::string fmtDuration(int64_t ns) {

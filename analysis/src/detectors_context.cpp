@@ -74,7 +74,7 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
     f.title = "This trace records a CUDA/HIP graph capture, not the model running";
     f.explanation =
         std::to_string(captured) + " of the " + std::to_string(launches) +
-        " kernel launches in the trace happen between a stream's BeginCapture and EndCapture "
+        " launch calls in the trace happen between a stream's BeginCapture and EndCapture "
         "calls: "
         "they are recorded into a graph, not run (" +
         std::to_string(ran) +
@@ -131,16 +131,24 @@ std::pair<int, int> regionIds(std::string_view n) {
 
 } // namespace
 
-/// torch.compile compiling inside the window: its phases (dynamo_timed, compile_fx,
-/// autotuning) are seconds of host time the GPU waits through once, not a property of the
-/// training step. Said first; when compiling fills half of the window the window's timing
-/// is the compiler's, and analyze() gives no timing findings. Recompilations (a compiled
-/// frame's compile id above 0) are named too: each one compiles again.
+/// torch.compile compiling inside the window: its phases (dynamo_timed ranges, Dynamo's and
+/// Inductor's compile-time frames, Inductor's autotuning: the call catalogue's "compile"
+/// family) are seconds of host time the GPU waits through once, not a property of the step.
+/// Compiling inside a leading warm-up is the warm-up finding's (it names the calls); this one
+/// is about compiling later, in the steady part (a guard failed: a new shape, dtype or value).
+/// When compiling fills half of the window, the window's timing is the compiler's and
+/// analyze() gives no timing findings. A compiled frame running a compile id above 0 had been
+/// compiled again, in the window or before it: named, with what the trace can tell.
 void detectCompilation(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     if (!c.anyNamed(static_cast<NameClass>(kNcCompile | kNcCompiledRegion))) return;
     const SliceTable& s = c.trace.slices();
-    const std::vector<SliceId> phases = outermost(c, kNcCompile);
+    const Warmup* warm = in.result.warmup ? &*in.result.warmup : nullptr;
+    const auto inWarmup = [&](SliceId id) {
+        return warm && s.start[id.index()] >= warm->startNs && s.start[id.index()] < warm->endNs;
+    };
+    std::vector<SliceId> phases = outermost(c, kNcCompile);
+    std::erase_if(phases, inWarmup);
     Intervals spans;
     for (SliceId id : phases)
         spans.push_back({std::max(s.start[id.index()], c.window.startNs),
@@ -151,14 +159,17 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
     std::map<int, int> recompiled; // frame -> highest compile id seen
     for (SliceId id : findSlices(
              c, [&](uint32_t i) { return c.is(i, kNcCompiledRegion); }, SIZE_MAX)) {
+        if (inWarmup(id)) continue;
         const auto [frame, compile] = regionIds(c.name(id.index()));
         if (frame >= 0 && compile >= 1) recompiled[frame] = std::max(recompiled[frame], compile);
     }
     const double share = double(compileNs) / double(std::max<int64_t>(1, c.window.length()));
-    if (share < c.options.thresholds.compilationMinShare && recompiled.empty()) return;
+    const bool compiling = share >= c.options.thresholds.compilationMinShare;
+    if (!compiling && recompiled.empty()) return;
     Finding f = makeFinding(c, FindingKind::Compilation, -1, 0);
-    f.severity = share >= c.options.thresholds.severityHigh ? FindingSeverity::High
-                                                            : FindingSeverity::Medium;
+    f.severity = !compiling                                   ? FindingSeverity::Low
+                 : share >= c.options.thresholds.severityHigh ? FindingSeverity::High
+                                                              : FindingSeverity::Medium;
     f.silencesTiming = share >= 0.5;
     f.confidence = 0.9;
     f.ranges = longestRanges(spans, 12);
@@ -168,11 +179,11 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
     for (const auto& [frame, n] : recompiled)
         recompiles += (recompiles.empty() ? "" : ", ") +
                       ("frame " + std::to_string(frame) + " ×" + std::to_string(n));
-    f.title = compileNs > 0 ? "torch.compile compiles inside the profiled window (" +
-                                  fmtPct(share) + " of it)"
-                            : "torch.compile recompiles during the profiled steps";
+    f.title = compiling ? "torch.compile compiles inside the profiled window (" + fmtPct(share) +
+                              " of it)"
+                        : "torch.compile frames run recompiled versions";
     f.explanation =
-        (compileNs > 0
+        (compiling
              ? "Compilation (TorchDynamo tracing, AOTAutograd, Inductor code generation and "
                "autotuning) took " +
                    fmtDuration(compileNs) + " of the " + fmtDuration(c.window.length()) +
@@ -183,15 +194,16 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
              : std::string()) +
         (recompiled.empty()
              ? std::string()
-             : std::string(compileNs > 0 ? " " : "") + "Compiled frames were compiled again (" +
-                   recompiles +
-                   "): a guard failed (a new shape, dtype or Python value), and each recompilation "
-                   "costs a compile.");
+             : std::string(compiling ? " " : "") +
+                   "Compiled frames run compile ids above 0 (" + recompiles +
+                   ": Torch-Compiled Region N/M runs frame N's compile M), so they were compiled "
+                   "again after a guard failed (a new shape, dtype or Python value)" +
+                   (compiling ? "." : "; this window holds no compile phase, so that happened "
+                                      "before it, and the cached versions run without compiling."));
     f.fix = "Profile after warm-up: let the first iterations compile, then record a few steps (a "
-            "torch.profiler "
-            "schedule with wait/warmup). For recompilations, TORCH_LOGS=\"recompiles\" names the "
-            "failing guard; "
-            "mark dynamic dimensions (torch._dynamo.mark_dynamic) or compile with dynamic=True.";
+            "torch.profiler schedule with wait/warmup). For recompilations, TORCH_LOGS=\"recompiles\" "
+            "names the failing guard; mark dynamic dimensions (torch._dynamo.mark_dynamic) or compile "
+            "with dynamic=True.";
     f.snippet =
         "model = torch.compile(model)\n"
         "sched = torch.profiler.schedule(wait=3, warmup=2, active=3)   # steps 0-2 compile\n"
@@ -207,17 +219,36 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
 /// model and a compiled optimizer step): the text says so.
 void detectGraphBreaks(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
-    if (c.steps.empty() || !c.anyNamed(kNcCompiledRegion)) return;
+    if (!c.anyNamed(kNcCompiledRegion)) return;
     const SliceTable& s = c.trace.slices();
+    // Per step: the distinct compiled frames it runs. Without steps, the iterations are the
+    // runs of the lowest frame id present (each iteration enters the model through it): a
+    // frame sequence "0/0 1/0 2/0 3/0" repeating is one iteration of four frames.
     std::map<int64_t, std::map<int, int>> framesPerStep; // step -> frame -> regions
     std::vector<SliceId> evidence;
+    std::vector<std::pair<int64_t, int>> regions; // start, frame (no steps)
     for (SliceId id : findSlices(
              c, [&](uint32_t i) { return c.is(i, kNcCompiledRegion); }, SIZE_MAX)) {
-        const Step* st = c.stepAt(s.start[id.index()]);
         const int frame = regionIds(c.name(id.index())).first;
-        if (!st || frame < 0) continue;
-        ++framesPerStep[st->number][frame];
+        if (frame < 0) continue;
         if (evidence.size() < 20) evidence.push_back(id);
+        if (c.steps.empty()) {
+            regions.emplace_back(s.start[id.index()], frame);
+            continue;
+        }
+        const Step* st = c.stepAt(s.start[id.index()]);
+        if (st) ++framesPerStep[st->number][frame];
+    }
+    if (c.steps.empty() && !regions.empty()) {
+        std::sort(regions.begin(), regions.end());
+        int lowest = INT32_MAX;
+        for (const auto& [t, frame] : regions) lowest = std::min(lowest, frame);
+        int64_t iteration = -1;
+        for (const auto& [t, frame] : regions) {
+            if (frame == lowest) ++iteration;
+            ++framesPerStep[std::max<int64_t>(iteration, 0)][frame];
+        }
+        if (iteration < 1) return; // the loop must repeat to tell breaks from one-offs
     }
     size_t maxFrames = 0, stepsWithBreaks = 0;
     for (const auto& [step, frames] : framesPerStep) {
@@ -231,10 +262,14 @@ void detectGraphBreaks(const DetectorInput& in, Findings& out) {
     f.evidence = evidence;
     for (SliceId e : evidence) f.ranges.push_back({s.start[e.index()], s.end(e.index())});
     f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
-    f.title = "The compiled model runs as " + std::to_string(maxFrames) +
-              " graphs per step (graph breaks?)";
+    const std::string unit = c.steps.empty() ? "iteration" : "step";
+    f.title = "The compiled model runs as " + std::to_string(maxFrames) + " graphs per " + unit +
+              " (graph breaks?)";
     f.explanation = std::to_string(stepsWithBreaks) + " of " +
-                    std::to_string(framesPerStep.size()) + " steps run up to " +
+                    std::to_string(framesPerStep.size()) + " " + unit + "s" +
+                    (c.steps.empty() ? " (the runs of the lowest compiled frame, no ProfilerStep)"
+                                     : "") +
+                    " run up to " +
                     std::to_string(maxFrames) +
                     " distinct compiled frames (Torch-Compiled Region N/.). Where Dynamo cannot "
                     "trace (data-dependent "

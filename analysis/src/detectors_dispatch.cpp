@@ -191,6 +191,9 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         const DeviceActivity* dev = nullptr;
         for (const DeviceActivity& d : c.devices)
             if (d.device == subj.device) dev = &d;
+        // GPU activity without one launch call linked to it (a GPU-only capture): what the
+        // host did is not in the trace, so no dispatch can be named.
+        if (dev && !dev->mainLaunchThread.valid()) continue;
 
         // Evidence 1: launch-bound steps (most kernels shorter than their launch call, the
         // launch queue nearly empty, the GPU busy < 60 % of the time not spent loading data).
@@ -290,24 +293,30 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         f.evidence = std::move(evidence);
 
         const bool bound = boundSteps > 0;
-        f.title = light   ? "The GPU waits for the CPU: the model is too light to fill it"
-                  : bound ? "The GPU waits for the CPU: kernel launches set the pace"
-                          : "The GPU waits for the CPU to dispatch work";
+        const int64_t traced = launch + cpu + optim;
+        const bool untracedOnly = 10 * traced < total; // what the host did is not in the trace
+        const bool anySteps = shareBase(c) == "step time";
+        f.title = untracedOnly ? "The GPU waits for the host, and the trace does not show what it did"
+                  : light      ? "The GPU waits for the CPU: the model is too light to fill it"
+                  : bound      ? "The GPU waits for the CPU: kernel launches set the pace"
+                               : "The GPU waits for the CPU to dispatch work";
         std::string text =
-            (subj.hostOnly ? "The training thread spent " : "The GPU was idle ") +
-            fmtDuration(total) + " (" + fmtPct(f.savingShare) + " of step time) " +
-            (subj.hostOnly ? "dispatching work: " : "while the host dispatched work: ") +
-            "launch calls and dispatch " + fmtDuration(launch) + ", CPU operators " +
-            fmtDuration(cpu) + ", optimizer on the CPU " + fmtDuration(optim) +
+            (subj.hostOnly ? "The thread running the steps spent " : "The GPU was idle ") +
+            fmtDuration(total) + " (" + fmtPct(f.savingShare) + " of " + shareBase(c) + ") " +
+            (subj.hostOnly ? "on its own work: " : "waiting for the host's own work: ") +
+            "launch calls and the dispatch between them " + fmtDuration(launch) +
+            ", CPU operators " + fmtDuration(cpu) + ", optimizer on the CPU " + fmtDuration(optim) +
             ", untraced (Python, the GIL) " + fmtDuration(untraced) + ".";
         if (!f.waitedFor.empty())
-            text +=
-                " Busiest on the host: " + describeWaitedFor(f.waitedFor, total - untraced) + ".";
-        if (bound)
+            text += " Busiest on the host: " + describeWaitedFor(f.waitedFor, traced) + ".";
+        if (bound && anySteps)
             text += " " + std::to_string(boundSteps) + " of " + std::to_string(regionsSeen) +
-                    " steps are launch-bound: " +
-                    fmtPct(double(shortBound) / double(std::max<size_t>(1, kernelsBound))) +
-                    " of their kernels ran shorter than the call that launched them and the launch "
+                    " steps are launch-bound: ";
+        else if (bound)
+            text += " The window is launch-bound: ";
+        if (bound)
+            text += fmtPct(double(shortBound) / double(std::max<size_t>(1, kernelsBound))) +
+                    (anySteps ? " of their" : " of its") + " kernels ran shorter than the call that launched them and the launch "
                     "queue held " +
                     [&] {
                         char b[32];
@@ -321,9 +330,10 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
             text += " Kernels are small: median " + fmtDuration(medianKernel) +
                     ", matrix multiplies at " + b + " (the batch does not fill the GPU).";
         }
+        const std::string per = anySteps ? " per step" : " in the window";
         if (shapesKnown)
-            text += " Matrix multiplies and convolutions do " + fmtGflop(work->perStep()) +
-                    " per step (input shapes of " + std::to_string(work->withShapes) +
+            text += " Matrix multiplies and convolutions do " + fmtGflop(work->perStep()) + per +
+                    " (input shapes of " + std::to_string(work->withShapes) +
                     " operators" +
                     (work->read < work->ops
                          ? " read of " + std::to_string(work->ops) + ", the rest extrapolated"
@@ -333,10 +343,14 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                     (light ? ": the model is light, the GPU finishes it faster than the host can "
                              "issue it."
                            : ": the model is not light, the host side is what is slow.");
+        else if (!subj.hostOnly && work->ops == 0)
+            text += " Whether the model itself is light cannot be told: the " +
+                    std::string(anySteps ? "step" : "window") +
+                    " has no matrix-multiply or convolution operator to size it by.";
         else if (!subj.hostOnly)
-            text +=
-                " Whether the model itself is light cannot be told: the trace has no input shapes "
-                "(record_shapes=True).";
+            text += " Whether the model itself is light cannot be told: its " +
+                    std::to_string(work->ops) + " matrix-multiply and convolution operator" +
+                    (work->ops == 1 ? "" : "s") + " carry no input shapes (record_shapes=True).";
         if (usesGraphs)
             text +=
                 " The work already runs as CUDA/HIP Graphs (" + std::to_string(fromGraphs) +
@@ -344,8 +358,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                 " items from graph launches): the time left is the host's own, around the graphs.";
         if (untraced > total - untraced) // not untraced * 2: durations reach 2^62
             text += " Most of this time shows no traced event: profile with with_stack=True to see "
-                    "the Python "
-                    "behind it.";
+                    "the Python behind it.";
         f.explanation = std::move(text);
 
         // The fixes, ranked by the idle time each addresses.
@@ -354,7 +367,7 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
             std::string text, snippet;
         };
         std::vector<Ranked> fixes;
-        if (!usesGraphs)
+        if (!usesGraphs && launch + (bound ? cpu : 0) > 0)
             fixes.push_back(
                 {launch + (bound ? cpu : 0),
                  "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
@@ -364,13 +377,28 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         if (smallKernels || light)
             fixes.push_back(
                 {launch + cpu,
-                 "raise the batch size (or sequence packing) so each kernel does more work",
+                 hasBackward(c) ? "raise the batch size (or sequence packing) so each kernel does more work"
+                                : "batch more inputs (requests) per call so each kernel does more work",
                  "loader = DataLoader(dataset, batch_size=4 * batch_size, ...)  # more work per "
                  "launch"});
-        if (optim > 0)
-            fixes.push_back({optim,
-                             "use a fused or foreach optimizer (one kernel for all parameters)",
-                             "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)"});
+        if (optim > 0) {
+            const std::string cls = optimizerClass(c);
+            const bool fusedKnown = cls == "Adam" || cls == "AdamW" || cls == "SGD" || cls == "Adagrad";
+            const bool alreadyFused = cls.find("Fused") != std::string::npos;
+            if (!alreadyFused)
+                fixes.push_back(
+                    {optim,
+                     cls.empty() ? "use a fused or foreach optimizer (one kernel for all parameters)"
+                     : fusedKnown
+                         ? "make " + cls + " fused (fused=True: one kernel for all parameters; "
+                                           "PyTorch 2.0 for Adam/AdamW, later for SGD and Adagrad; "
+                                           "foreach=True where fused is missing)"
+                         : "make " + cls + " a foreach optimizer (foreach=True: a few kernels for "
+                                           "all parameters)",
+                     cls.empty() ? "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)  # or foreach=True"
+                     : fusedKnown ? "optimizer = torch.optim." + cls + "(params, lr=lr, fused=True)"
+                                  : "optimizer = torch.optim." + cls + "(params, lr=lr, foreach=True)"});
+        }
         if (cpu + untraced > 0)
             fixes.push_back(
                 {cpu + untraced,

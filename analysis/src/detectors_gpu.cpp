@@ -13,23 +13,52 @@ namespace stallscope::analysis::detail {
 
 using namespace model;
 
+namespace {
+/// The GPU's vendor and generation as deviceProperties give them.
+struct GpuGeneration {
+    int cc = 0;       // computeMajor (NVIDIA compute capability; AMD reports its gfx major)
+    bool amd = false; // an AMD GPU: Matrix Cores, no TF32 advice
+    std::string name;
+};
+
+GpuGeneration generationOf(const Context& c, int32_t device) {
+    GpuGeneration g;
+    for (const auto& p : c.trace.metadata().devices)
+        if (p.id == device) {
+            g.cc = p.computeMajor;
+            g.name = p.name;
+            g.amd = p.name.find("AMD") != std::string::npos ||
+                    p.name.find("Instinct") != std::string::npos ||
+                    p.name.find("Radeon") != std::string::npos;
+        }
+    return g;
+}
+} // namespace
+
 void detectNoTensorCores(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     const SliceTable& s = c.trace.slices();
+    const bool training = hasBackward(c);
     for (const DeviceActivity& dev : c.devices) {
         const DeviceMetrics* d = deviceMetrics(in.result, dev.device);
         if (!d || d->busyNs <= 0) continue;
-        int cc = 0;
-        for (const auto& p : c.trace.metadata().devices)
-            if (p.id == dev.device) cc = p.computeMajor;
-        if (cc < 7) continue;  // Tensor Cores arrived with Volta (7.0); unknown devices are skipped
-        // Positive evidence only: matrix multiplies whose kernel name says fp32 (and no
-        // Tensor-Core instruction), or whose operator's input types are float. A kernel
-        // the catalogue cannot place (a library's own naming) is never taken for fp32.
+        const GpuGeneration gen = generationOf(c, dev.device);
+        // Tensor Cores arrived with Volta (7.0). AMD's Matrix Cores came with CDNA (MI100),
+        // but deviceProperties say "gfx9" for Vega too: an AMD GPU counts when its name says
+        // Instinct MI100 or later. Unknown devices (no deviceProperties) are skipped: the
+        // advice depends on the GPU.
+        if (gen.cc < 7) continue;
+        if (gen.amd && gen.name.find("MI1") == std::string::npos &&
+            gen.name.find("MI2") == std::string::npos && gen.name.find("MI3") == std::string::npos)
+            continue;
+        // Positive evidence only (fp32MatmulEvidence): a library kernel named fp32, or the
+        // operator's input types float on a library or aten operator's kernel. A kernel the
+        // catalogue does not know as a library's is never taken for fp32 by its name.
         int64_t gemm = 0, tc = 0, fp32Named = 0, fp32Typed = 0;
         std::vector<SliceId> evidence;
         std::map<uint32_t, Precision> opPrecision;
         size_t budget = 256;
+        bool sawTypes = false;
         for (const KernelView& k : kernelsIn(c, dev, c.window.startNs, c.window.endNs)) {
             if (!c.is(k.slice, kNcGemm)) continue;
             gemm += s.dur[k.slice];
@@ -38,12 +67,7 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
                 continue;
             }
             bool typed = false;
-            if (!c.is(k.slice, kNcFp32Matmul)) {
-                if (c.is(k.slice, kNcPrecisionNamed) ||
-                    kernelOperatorPrecision(c, k.slice, opPrecision, budget) != Precision::FP32)
-                    continue;
-                typed = true;
-            }
+            if (!fp32MatmulEvidence(c, k.slice, opPrecision, budget, &typed, &sawTypes)) continue;
             (typed ? fp32Typed : fp32Named) += s.dur[k.slice];
             if (evidence.size() < 30) evidence.push_back(SliceId(k.slice));
         }
@@ -58,29 +82,58 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
         for (SliceId e : evidence) f.ranges.push_back({s.start[e.index()], s.start[e.index()] + s.dur[e.index()]});
         f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
         const bool typesSay = 2 * fp32Typed >= fp32;
-        f.title = "Matrix multiplies run in FP32 without Tensor Cores";
+        const bool ampere = !gen.amd && gen.cc >= 8; // TF32 and bf16 Tensor Cores
+        f.title = std::string("Matrix multiplies run in FP32 without ") +
+                  (gen.amd ? "Matrix Cores" : "Tensor Cores");
         f.explanation =
             "FP32 matrix-multiply and convolution kernels took " + fmtDuration(fp32) + " (" +
-            fmtPct(double(fp32) / double(d->busyNs)) +
-            " of GPU busy time) on a compute capability " + std::to_string(cc) +
-            ".x GPU, and Tensor-Core kernels ran " + fmtDuration(tc) +
-            " of the matrix multiplies. " +
-            (typesSay ? "The operators' input types (record_shapes) are float."
-                      : "The kernel names say fp32 (sgemm, f32 variants); the trace has no "
-                        "operator input "
-                        "types to confirm it (record_shapes=True would).") +
-            " Mixed precision typically makes these kernels 2-8x faster; the estimate assumes 2x.";
-        f.fix = "Train with automatic mixed precision (torch.autocast + GradScaler, or bfloat16 on Ampere and newer); "
-                "allow TF32 for the remaining FP32 matrix multiplies.";
-        f.snippet =
-            "scaler = torch.cuda.amp.GradScaler()\n"
-            "with torch.autocast(\"cuda\", dtype=torch.float16):   # bfloat16 on Ampere+: no scaler needed\n"
-            "    loss = criterion(model(x), y)\n"
-            "scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()\n"
-            "torch.set_float32_matmul_precision(\"high\")          # TF32 for FP32 matmuls";
-        // Names alone are a guess: lower confidence, never high.
+            fmtPct(double(fp32) / double(d->busyNs)) + " of GPU busy time) on " +
+            (gen.amd ? "an AMD GPU (compute major " + std::to_string(gen.cc) + ")"
+                     : "a compute capability " + std::to_string(gen.cc) + ".x GPU") +
+            ", and " + (gen.amd ? "Matrix-Core" : "Tensor-Core") + " kernels ran " +
+            fmtDuration(tc) + " of the matrix multiplies. " +
+            (typesSay ? std::string("The operators' input types (record_shapes) are float.")
+             : sawTypes
+                 ? std::string("The library kernels' names say fp32; the operators read for "
+                               "them carry input types that do not say float for most of them.")
+                 : std::string("The library kernels' names say fp32 (sgemm, scudnn, f32 "
+                               "variants); the operators that launched them carry no input "
+                               "types to confirm it (record_shapes=True would).")) +
+            " A " + (ampere || gen.amd ? "16-bit" : "half-precision (FP16)") +
+            " type typically makes these kernels 2-8x faster; the estimate assumes 2x.";
+        if (!ampere && !gen.amd)
+            f.explanation += " This GPU has no TF32: its Tensor Cores multiply FP16 (Volta, "
+                             "Turing), so mixed precision with float16 is the way onto them.";
+        const std::string how = training ? "Train" : "Run";
+        if (ampere) {
+            f.fix = how + " with automatic mixed precision in bfloat16 (torch.autocast" +
+                    (training ? "; no GradScaler needed" : "") +
+                    "), and allow TF32 for the FP32 matrix multiplies that remain.";
+            f.snippet = "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n" +
+                        std::string(training ? "    loss = criterion(model(x), y)\nloss.backward()\n"
+                                             : "    out = model(x)\n") +
+                        "torch.set_float32_matmul_precision(\"high\")   # TF32 for FP32 matmuls";
+        } else if (gen.amd) {
+            f.fix = how + " with automatic mixed precision (torch.autocast with bfloat16 or "
+                          "float16) so the matrix multiplies use the Matrix Cores.";
+            f.snippet = "with torch.autocast(\"cuda\", dtype=torch.bfloat16):   # ROCm too\n" +
+                        std::string(training ? "    loss = criterion(model(x), y)\nloss.backward()"
+                                             : "    out = model(x)");
+        } else {
+            f.fix = how + " with automatic mixed precision in float16 (torch.autocast" +
+                    (training ? " with a GradScaler" : "") +
+                    "): on this GPU's Tensor Cores only FP16 runs; bfloat16 and TF32 need "
+                    "Ampere (compute capability 8.0) or newer.";
+            f.snippet = training ? "scaler = torch.cuda.amp.GradScaler()\n"
+                                   "with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+                                   "    loss = criterion(model(x), y)\n"
+                                   "scaler.scale(loss).backward(); scaler.step(optimizer); "
+                                   "scaler.update()"
+                                 : "with torch.autocast(\"cuda\", dtype=torch.float16):\n"
+                                   "    out = model(x)";
+        }
+        // Names alone are a guess: lower confidence, never high (analyze() caps it).
         f.confidence = typesSay ? 0.8 : 0.5;
-        if (!typesSay && f.severity == FindingSeverity::High) f.severity = FindingSeverity::Medium;
         out.push_back(std::move(f));
     }
 }
@@ -104,14 +157,29 @@ void detectCommExposed(const DetectorInput& in, Findings& out) {
         f.title = "Communication is not hidden behind computation";
         f.explanation = "Collective kernels ran " + fmtDuration(d->commNs) + ", of which " + fmtDuration(exposed) +
                         " (" + fmtPct(double(exposed) / double(d->commNs)) +
-                        ") did not overlap any compute kernel: the step waits for the network.";
-        f.fix = "Let DDP overlap gradient reduction with backward (bucket sizes, gradient_as_bucket_view), "
-                "accumulate gradients to communicate less often, or shard with FSDP and prefetching.";
-        f.snippet =
-            "model = torch.nn.parallel.DistributedDataParallel(\n"
-            "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)\n"
-            "with model.no_sync():            # accumulate without reducing\n"
-            "    criterion(model(x), y).backward()";
+                        ") did not overlap any compute kernel. A collective kernel runs from when this rank "
+                        "enters it until every rank has: its time is the transfer and the wait for the last "
+                        "rank to arrive, which one rank's trace cannot tell apart. Analyse the ranks together "
+                        "(a folder of all ranks) to see whether this rank waits for a straggler.";
+        if (hasBackward(c)) {
+            f.fix = "When the ranks wait for a straggler, remove the straggler's stall first (its own "
+                    "findings). Otherwise let DDP overlap gradient reduction with backward (bucket sizes, "
+                    "gradient_as_bucket_view), accumulate gradients to communicate less often, or shard "
+                    "with FSDP and prefetching.";
+            f.snippet =
+                "model = torch.nn.parallel.DistributedDataParallel(\n"
+                "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)\n"
+                "with model.no_sync():            # accumulate without reducing\n"
+                "    criterion(model(x), y).backward()";
+        } else {
+            f.fix = "When the ranks wait for a straggler, remove the straggler's stall first (its own "
+                    "findings). Otherwise issue the collectives asynchronously and overlap them with "
+                    "independent compute (async_op=True, then wait() where the result is needed), or "
+                    "split the model over fewer ranks so less is communicated.";
+            f.snippet = "work = torch.distributed.all_reduce(t, async_op=True)\n"
+                        "y = independent_compute(x)       # runs while the collective does\n"
+                        "work.wait()";
+        }
         f.confidence = 0.6;
         out.push_back(std::move(f));
     }

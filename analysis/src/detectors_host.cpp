@@ -25,40 +25,59 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
         Finding f = makeFinding(c, FindingKind::DataLoading, d.device, ns);
         f.idleNs = ns;
         f.replayFix = Fix::InputPipeline;
+        // The input pipeline the time was charged to: DataLoader ranges, else the named input
+        // preparation (tokenisers, processors, transforms, dataset code) that ran before a
+        // step's first GPU work; the cause has no other source.
         const auto loaders = findSlices(c, [&](uint32_t i) { return c.is(i, kNcDataLoader); }, 50);
         bool singleProcess = false;
         for (SliceId s : loaders) singleProcess |= c.name(s.index()).find("SingleProcess") != std::string_view::npos;
-        f.evidence = loaders;
+        f.evidence = loaders.empty()
+                         ? findSlices(c, [&](uint32_t i) { return c.is(i, kNcInputPrep) && !c.launchesGpu[i]; }, 50)
+                         : loaders;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::DataLoading)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::DataLoading)], 5);
         const std::string where =
-            singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the training "
-                            "process, one after another)"
-                          : "";
+            singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the "
+                            "same process, one after another)"
+            : loaders.empty() ? " outside any DataLoader (named input preparation before the step's first GPU work)"
+                              : "";
+        const std::string thread = d.hostOnly ? "the thread running the steps" : launchingThread(c);
         if (d.hostOnly) {
-            f.title = "Training steps wait for the input pipeline";
-            f.explanation = "The training thread spent " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-                            " of step time) loading and preparing data" + where +
-                            " instead of training. This trace has no GPU work, so this is measured on the CPU: "
+            f.title = "Steps wait for the input pipeline";
+            f.explanation = "The thread running the steps spent " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
+                            " of " + shareBase(c) + ") loading and preparing data" + where +
+                            ". This trace has no GPU work, so this is measured on the CPU: "
                             "the same loop on a GPU leaves the GPU idle for this time. It ran: " +
                             describeWaitedFor(f.waitedFor, ns) + ".";
         } else {
             f.title = "GPU idle while the input pipeline prepares batches";
-            f.explanation = "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-                            " of step time) while the training thread was loading and preparing data" + where +
+            f.explanation = "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) + " of " +
+                            shareBase(c) + ") while " + thread + " was loading and preparing data" + where +
                             ". No GPU work was queued during that time. It ran: " +
                             describeWaitedFor(f.waitedFor, ns) + ".";
         }
-        f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise num_workers, "
-                "pin memory, keep workers alive and prefetch; move heavy preprocessing into the workers or onto "
-                "the GPU; use faster storage or a cached/preprocessed dataset.";
-        f.snippet =
-            "loader = torch.utils.data.DataLoader(\n"
-            "    dataset, batch_size=batch_size, shuffle=True,\n"
-            "    num_workers=8,            # > 0: batches are prepared in parallel processes\n"
-            "    pin_memory=True,          # page-locked buffers: faster, asynchronous copies\n"
-            "    persistent_workers=True,  # keep the workers between epochs\n"
-            "    prefetch_factor=4)        # batches prepared ahead by each worker";
+        if (!loaders.empty()) {
+            f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise "
+                    "num_workers, pin memory, keep workers alive and prefetch; move heavy preprocessing into "
+                    "the workers or onto the GPU; use faster storage or a cached/preprocessed dataset.";
+            f.snippet =
+                "loader = torch.utils.data.DataLoader(\n"
+                "    dataset, batch_size=batch_size, shuffle=True,\n"
+                "    num_workers=8,            # > 0: batches are prepared in parallel processes\n"
+                "    pin_memory=True,          # page-locked buffers: faster, asynchronous copies\n"
+                "    persistent_workers=True,  # keep the workers between epochs\n"
+                "    prefetch_factor=4)        # batches prepared ahead by each worker";
+        } else {
+            f.fix = "Move the input preparation out of the loop that drives the GPU: run it in DataLoader "
+                    "workers (a Dataset whose __getitem__ or collate_fn does the tokenising or image "
+                    "processing), or prepare the inputs ahead of time, so the next batch is ready when the "
+                    "GPU finishes.";
+            f.snippet =
+                "loader = torch.utils.data.DataLoader(\n"
+                "    raw_inputs, batch_size=batch_size,\n"
+                "    collate_fn=lambda items: processor(items, return_tensors=\"pt\"),  # in the workers\n"
+                "    num_workers=4, pin_memory=True)";
+        }
         f.confidence = loaders.empty() ? 0.6 : 0.9;
         out.push_back(std::move(f));
     }
@@ -104,7 +123,8 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         const double gbs = copyNs > 0 ? double(bytes) / double(copyNs) : 0;
         char bw[64];
         std::snprintf(bw, sizeof bw, "%.1f GB/s", gbs);
-        f.title = "Host-to-device copies from pageable memory block the training thread";
+        const bool loader = c.anyNamed(kNcDataLoader);
+        f.title = "Host-to-device copies from pageable memory block " + launchingThread(c);
         f.explanation = std::to_string(copies.size()) + " host-to-device copies (" +
                         std::to_string(bytes / 1000000) + " MB, " + fmtDuration(copyNs) +
                         " on the GPU at " + bw +
@@ -126,14 +146,23 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
                             }
                             return whereFrom(c, longestCall);
                         }();
-        f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the DataLoader "
-                "(or tensor.pin_memory()), then .to(device, non_blocking=True); copies then run at full PCIe "
-                "bandwidth and overlap with GPU work.";
-        f.snippet =
-            "loader = DataLoader(dataset, batch_size=batch_size, num_workers=8, pin_memory=True)\n"
-            "for inputs, targets in loader:\n"
-            "    inputs = inputs.to(\"cuda\", non_blocking=True)\n"
-            "    targets = targets.to(\"cuda\", non_blocking=True)";
+        if (loader) {
+            f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the "
+                    "DataLoader (or tensor.pin_memory()), then .to(device, non_blocking=True); copies then run "
+                    "at full PCIe bandwidth and overlap with GPU work.";
+            f.snippet =
+                "loader = DataLoader(dataset, batch_size=batch_size, num_workers=8, pin_memory=True)\n"
+                "for inputs, targets in loader:\n"
+                "    inputs = inputs.to(\"cuda\", non_blocking=True)\n"
+                "    targets = targets.to(\"cuda\", non_blocking=True)";
+        } else {
+            f.fix = "Copy from page-locked (pinned) host memory asynchronously: pin the host tensors once "
+                    "(tensor.pin_memory(), or allocate them with pin_memory=True), then "
+                    ".to(device, non_blocking=True); copies then run at full PCIe bandwidth and overlap with "
+                    "GPU work.";
+            f.snippet = "x_host = x_host.pin_memory()                 # once, or torch.empty(..., pin_memory=True)\n"
+                        "x = x_host.to(\"cuda\", non_blocking=True)     # returns at once; the copy overlaps";
+        }
         f.confidence = 0.9;
         out.push_back(std::move(f));
     }
@@ -299,30 +328,47 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         for (SliceId id : syncs) ++kinds[std::string(c.name(id.index()))];
         std::string list;
         for (const auto& [n, k] : kinds) list += (list.empty() ? "" : ", ") + ("`" + n + "` ×" + std::to_string(k));
-        const size_t perStep = c.steps.empty() ? syncs.size() : (syncs.size() + c.steps.size() - 1) / c.steps.size();
-        f.title = c.steps.empty()
+        size_t steps = 0;
+        for (const Step& st : c.steps) steps += st.startNs >= c.window.startNs && st.startNs < c.window.endNs;
+        const size_t perStep = steps == 0 ? syncs.size() : (syncs.size() + steps - 1) / steps;
+        const bool training = hasBackward(c);
+        f.title = steps == 0
                       ? "The host waits for the GPU (" + std::to_string(syncs.size()) +
                             " synchronising call" + (syncs.size() == 1 ? ")" : "s)")
-                      : "The training loop waits for the GPU about " + std::to_string(perStep) +
-                            " time" + (perStep == 1 ? "" : "s") + " per step";
+                      : std::string(training ? "The training loop" : "The loop") + " waits for the GPU about " +
+                            std::to_string(perStep) + " time" + (perStep == 1 ? "" : "s") + " per step";
         f.explanation =
             "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
             " for the GPU. While it waited it could not prepare and queue the next work; the GPU "
             "idled " +
             fmtDuration(attributed) + " inside these waits and up to " + fmtDuration(lostOverlap) +
             " after them." + whereFrom(c, longest) + queuedWorkStartedLate(c, dev, longest) +
-            " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
-            "torch.cuda.synchronize() and data-dependent control flow.";
-        f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() inside the step; "
-                "use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden synchronisations.";
-        f.snippet =
-            "running_loss = torch.zeros((), device=\"cuda\")\n"
-            "for step, (x, y) in enumerate(loader):\n"
-            "    loss = train_step(x, y)\n"
-            "    running_loss += loss.detach()          # no host sync\n"
-            "    if step % 100 == 0:\n"
-            "        print(running_loss.item() / 100)   # one sync per 100 steps\n"
-            "        running_loss.zero_()";
+            (training ? " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
+                        "torch.cuda.synchronize() and data-dependent control flow."
+                      : " Typical sources: .item()/.tolist()/.cpu() on outputs, torch.cuda.synchronize(), "
+                        "and data-dependent control flow (torch.nonzero, boolean masks, sampling).");
+        if (training) {
+            f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() "
+                    "inside the step; use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden "
+                    "synchronisations.";
+            f.snippet =
+                "running_loss = torch.zeros((), device=\"cuda\")\n"
+                "for step, (x, y) in enumerate(loader):\n"
+                "    loss = train_step(x, y)\n"
+                "    running_loss += loss.detach()          # no host sync\n"
+                "    if step % 100 == 0:\n"
+                "        print(running_loss.item() / 100)   # one sync per 100 steps\n"
+                "        running_loss.zero_()";
+        } else {
+            f.fix = "Keep results on the GPU and read them back in batches (or asynchronously into pinned "
+                    "memory); avoid .item()/.cpu() between launches; use "
+                    "torch.cuda.set_sync_debug_mode(\"warn\") to find hidden synchronisations.";
+            f.snippet =
+                "outs = [model(x) for x in batches]            # no host sync inside the loop\n"
+                "host = torch.empty(shape, pin_memory=True)\n"
+                "host.copy_(torch.cat(outs), non_blocking=True)  # one copy, overlapped\n"
+                "torch.cuda.current_stream().synchronize()       # one wait, where it is needed";
+        }
         f.confidence = attributed > 0 ? 0.8 : 0.6;
         out.push_back(std::move(f));
     }
@@ -352,11 +398,12 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
                     d.steps[i].idleByCause[idx(IdleCause::IoLoggingCheckpoint)] > 0)
                     ++longSteps;
         }
-        f.title = d.hostOnly ? "Logging or checkpointing stalls the training steps"
+        f.title = d.hostOnly ? "Logging or checkpointing stalls the steps"
                              : "Logging or checkpointing stalls the GPU";
-        f.explanation = (d.hostOnly ? "The training thread spent " : "The GPU waited ") + fmtDuration(ns) + " (" +
-                        fmtPct(f.savingShare) + " of step time) while the training thread saved, serialised, " +
-                        "wrote or printed: " + describeWaitedFor(f.waitedFor, ns) + "." +
+        const std::string thread = d.hostOnly ? "the thread running the steps" : launchingThread(c);
+        f.explanation = (d.hostOnly ? "The thread running the steps spent " : "The GPU waited ") + fmtDuration(ns) +
+                        " (" + fmtPct(f.savingShare) + " of " + shareBase(c) + ") while " + thread +
+                        " saved, serialised, wrote or printed: " + describeWaitedFor(f.waitedFor, ns) + "." +
                         (longSteps ? " " + std::to_string(longSteps) + " step(s) are more than " +
                                          fmtPct(c.options.thresholds.longStepFactor - 1) +
                                          " longer than the median because of it (a saw-tooth timeline)."
@@ -364,14 +411,21 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
                         (d.hostOnly ? " This trace has no GPU work, so this is measured on the CPU: on a GPU the "
                                       "GPU waits for it."
                                     : "");
-        f.fix = "Log every 10-100 steps, checkpoint per epoch or asynchronously (a background thread or "
-                "torch.distributed.checkpoint.async_save), and write to fast local storage.";
-        f.snippet =
-            "if step % log_every == 0:\n"
-            "    writer.add_scalar(\"loss\", running_loss.item() / log_every, step)\n"
-            "if step % checkpoint_every == 0:\n"
-            "    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}\n"
-            "    threading.Thread(target=torch.save, args=(state, path)).start()";
+        if (hasBackward(c)) {
+            f.fix = "Log every 10-100 steps, checkpoint per epoch or asynchronously (a background thread or "
+                    "torch.distributed.checkpoint.async_save), and write to fast local storage.";
+            f.snippet =
+                "if step % log_every == 0:\n"
+                "    writer.add_scalar(\"loss\", running_loss.item() / log_every, step)\n"
+                "if step % checkpoint_every == 0:\n"
+                "    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}\n"
+                "    threading.Thread(target=torch.save, args=(state, path)).start()";
+        } else {
+            f.fix = "Log or save every N iterations instead of every one, and write from a background "
+                    "thread to fast local storage.";
+            f.snippet = "if i % log_every == 0:\n"
+                        "    logger.info(\"batch %d: %s\", i, summary)   # not every iteration";
+        }
         f.confidence = 0.7;
         out.push_back(std::move(f));
     }
@@ -387,6 +441,9 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
         if (s.kind[i] == EventKind::ProfilerRange) return;
         runtimeCalls += isLaunchSide(s.kind[i]);
     }
+    // Launch calls without GPU records: the GPU was used, its side was not recorded
+    // (gpu_not_recorded says so).
+    if (launchCalls(c).total > 0) return;
     const size_t listed = c.trace.metadata().devices.size();
     Finding f = makeFinding(c, FindingKind::GpuNotUsed, -1, c.window.length());
     f.ranges = {{c.window.startNs, c.window.endNs}};
@@ -395,8 +452,8 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
     f.title = "No GPU work in this trace";
     f.explanation =
         runtimeCalls ? "The trace has " + std::to_string(runtimeCalls) +
-                           " CUDA runtime calls but no kernels, copies or memsets: GPU activity was not recorded "
-                           "(activities=[ProfilerActivity.CPU] only?) or nothing was sent to the GPU."
+                           " GPU runtime calls but no launch, copy or memset call among them and no GPU "
+                           "work: nothing was sent to the GPU, the model and tensors stayed on the CPU."
         : listed ? "The profiler saw " + std::to_string(listed) +
                        " GPU(s) but no work ran on them: the model and tensors stayed on the CPU."
                  : "This is a CPU-only trace: no GPU was visible to the process and every operator ran on the CPU.";
@@ -407,7 +464,7 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
         "model = model.to(\"cuda\")\n"
         "x, y = x.to(\"cuda\", non_blocking=True), y.to(\"cuda\", non_blocking=True)\n"
         "prof = torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])";
-    f.confidence = runtimeCalls ? 0.6 : 0.9;
+    f.confidence = runtimeCalls ? 0.8 : 0.9;
     out.push_back(std::move(f));
 }
 

@@ -5,6 +5,7 @@
 #include "stallscope/model/copy_kind.h"
 
 #include <algorithm>
+#include <map>
 
 namespace stallscope::analysis::detail {
 
@@ -33,6 +34,10 @@ public:
 
     // Queued work that starts later than this after its launch returned waited on the GPU.
     static constexpr int64_t kQueuedNs = 50'000;
+    // A code-generation range shorter than this is the generated code running.
+    static constexpr int64_t kJitHoldNs = 1'000'000;
+    // classify()'s answer for an operator's own time, resolved per segment.
+    static constexpr uint8_t kDispatch = static_cast<uint8_t>(IdleCause::Count);
 
     IdleBreakdown run() {
         const Intervals gaps = complement(m_d.busy, m_c.window.startNs, m_c.window.endNs);
@@ -151,7 +156,13 @@ private:
             }
             const uint32_t top = m_stack.back();
             const int64_t e = std::min(m_s.start[top] + m_s.dur[top], to);
-            IdleCause cause = classify(top);
+            const uint8_t code = classify(top);
+            // An operator's own time: dispatch while launches come close together, its CPU
+            // work otherwise (the segment lies between two of the thread's launch calls).
+            IdleCause cause = code == kDispatch
+                                  ? (inLaunchStretch(m_s.track[top], cur, e) ? IdleCause::LaunchOverhead
+                                                                             : IdleCause::CpuCompute)
+                                  : static_cast<IdleCause>(code);
             // Untraced time right after a synchronising call belongs to the sync, when the
             // sync waited for the GPU: it was already waiting when the GPU went idle. A sync
             // that began with the GPU idle waited for nothing.
@@ -161,6 +172,35 @@ private:
                 cause == IdleCause::HostSync && (m_afterSync || m_s.start[top] <= m_gapStart);
             cur = e;
         }
+    }
+
+    /// True when [lo, hi) on `thread` lies between launch-family calls (launches, async
+    /// copies, event records, stream waits) at most launchStretchMaxGapNs apart: the thread
+    /// was issuing work, and what it did between the calls is their dispatch. Before the
+    /// thread's first call (after its last), the segment's own start (end) stands in for the
+    /// missing call. (Thresholds::launchStretchMaxGapNs.)
+    bool inLaunchStretch(TrackId thread, int64_t lo, int64_t hi) {
+        const std::vector<Interval>& calls = launchCalls(thread);
+        if (calls.empty()) return false;
+        // The first call starting at or after hi, and the one before it (which ends by lo:
+        // the segment lies between slice boundaries, so no call overlaps it).
+        const auto next = std::lower_bound(calls.begin(), calls.end(), hi,
+                                           [](const Interval& iv, int64_t t) { return iv.start < t; });
+        const int64_t after = next == calls.end() ? hi : next->start;
+        const int64_t before = next == calls.begin() ? lo : std::prev(next)->end;
+        return after - before <= m_c.options.thresholds.launchStretchMaxGapNs;
+    }
+
+    const std::vector<Interval>& launchCalls(TrackId thread) {
+        auto [it, added] = m_launchCalls.try_emplace(thread.index());
+        if (added) {
+            const model::TrackInfo& tr = m_c.trace.track(thread);
+            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+                if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
+                    isLaunchSide(m_s.kind[i]))
+                    it->second.push_back({m_s.start[i], m_s.start[i] + m_s.dur[i]});
+        }
+        return it->second;
     }
 
     void charge(int64_t lo, int64_t hi, IdleCause cause, SliceId slice) {
@@ -198,13 +238,14 @@ private:
         return *p;
     }
 
-    IdleCause classify(uint32_t s) {
-        // Memo per slice (and per "leading gap" flag): cause + 1, 0 = not computed yet.
+    /// The cause of time whose innermost slice is `s`, or kDispatch (resolved per segment).
+    uint8_t classify(uint32_t s) {
+        // Memo per slice (and per "leading gap" flag): code + 1, 0 = not computed yet.
         std::vector<uint8_t>& memo = m_memo[m_leading ? 1 : 0];
         if (memo.empty()) assignHuge(memo, m_s.size(), uint8_t(0));
-        if (memo[s]) return static_cast<IdleCause>(memo[s] - 1);
-        const IdleCause c = classifyChain(s);
-        memo[s] = static_cast<uint8_t>(static_cast<uint8_t>(c) + 1);
+        if (memo[s]) return uint8_t(memo[s] - 1);
+        const uint8_t c = classifyChain(s);
+        memo[s] = uint8_t(c + 1);
         return c;
     }
 
@@ -227,28 +268,52 @@ private:
         return false;
     }
 
-    IdleCause classifyChain(uint32_t innermost) const {
+    /// A run-time code generation range of an operator kind (a TorchScript fusion group, its
+    /// fallback) is code generation when it holds the host: it lasts kJitHoldNs or more and
+    /// its launch calls take under a tenth of it. Otherwise it is the fused code running.
+    bool jitHoldsHost(uint32_t a) const {
+        if (isLaunchSide(m_s.kind[a]) || m_c.is(a, kNcCompile)) return true;
+        const int64_t end = m_s.start[a] + m_s.dur[a];
+        if (m_s.dur[a] < kJitHoldNs) return false;
+        const model::TrackInfo& tr = m_c.trace.track(m_s.track[a]);
+        int64_t launches = 0;
+        for (uint32_t i = a + 1; i < tr.sliceEnd && m_s.start[i] < end; ++i)
+            if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) && isLaunchSide(m_s.kind[i]))
+                launches += m_s.dur[i];
+        return 10 * launches < m_s.dur[a];
+    }
+
+    uint8_t classifyChain(uint32_t innermost) const {
+        constexpr auto code = [](IdleCause c) { return static_cast<uint8_t>(c); };
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
             const uint32_t nc = m_c.nameClass(i);
-            if ((nc & kNcDataLoader) || (m_leading && (nc & kNcInputPrep))) return IdleCause::DataLoading;
-            if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync) return IdleCause::HostSync;
-            if (isBlockingCopyCall(i)) return enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy;
-            if (nc & kNcLaunch) return IdleCause::LaunchOverhead;
-            if (nc & kNcOptimizer) return IdleCause::OptimizerCpu;
-            if (nc & kNcIo) return IdleCause::IoLoggingCheckpoint;
+            if ((nc & kNcDataLoader) ||
+                (m_leading && (nc & kNcInputPrep) && !m_c.launchesGpu[i]))
+                return code(IdleCause::DataLoading);
+            if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync) return code(IdleCause::HostSync);
+            if (isBlockingCopyCall(i))
+                return code(enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy);
+            if (nc & kNcAlloc) return code(IdleCause::Allocator);
+            if ((nc & kNcSetupCall) || m_c.isSlowFirstUse(i)) return code(IdleCause::Setup);
+            if ((nc & kNcJit) && jitHoldsHost(i)) return code(IdleCause::Jit);
+            if (nc & (kNcLaunch | kNcStream)) return code(IdleCause::LaunchOverhead);
+            if (nc & kNcOptimizer) return code(IdleCause::OptimizerCpu);
+            if (nc & kNcIo) return code(IdleCause::IoLoggingCheckpoint);
         }
         // No specific rule: a user range (or the step range itself) with nothing inside is
-        // untraced Python; an operator that dispatches GPU work is dispatch overhead;
+        // untraced Python; an operator that dispatches GPU work, or a runtime call, is
+        // dispatch (kDispatch: launch overhead between close launches, CPU work otherwise);
         // anything else is CPU work.
         if (m_s.kind[innermost] == EventKind::UserAnnotation || m_c.is(innermost, kNcProfilerStep))
-            return IdleCause::HostUntraced;
+            return code(IdleCause::HostUntraced);
+        if (isLaunchSide(m_s.kind[innermost])) return kDispatch;
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
             if (m_s.kind[i] != EventKind::CpuOp || m_c.is(i, kNcProfilerStep)) continue;
-            return m_c.launchesGpu[i] ? IdleCause::LaunchOverhead : IdleCause::CpuCompute;
+            return m_c.launchesGpu[i] ? kDispatch : code(IdleCause::CpuCompute);
         }
-        return IdleCause::CpuCompute;
+        return code(IdleCause::CpuCompute);
     }
 
     const Context& m_c;
@@ -260,6 +325,7 @@ private:
     std::array<int64_t, kIdleCauseCount> m_gapCause{};
     std::vector<uint32_t> m_stack;
     std::array<std::vector<uint8_t>, 2> m_memo;
+    std::map<uint32_t, std::vector<Interval>> m_launchCalls; // by track: launch-family calls
     std::array<std::vector<int64_t*>, kIdleCauseCount> m_waited;
     size_t m_workAt = 0;            // gap(): the ending work of the last gap
     size_t m_tileAt = 0;            // charge(): the tile of the last charge

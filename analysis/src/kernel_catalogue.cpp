@@ -1,5 +1,6 @@
 #include "stallscope/analysis/kernel_catalogue.h"
 
+#include "catalogue_lines.h"
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
@@ -26,19 +27,6 @@ template <size_t N> int indexOf(const std::array<std::string_view, N>& names, st
     return -1;
 }
 
-std::string_view nextWord(std::string_view& s) {
-    size_t b = s.find_first_not_of(" \t");
-    if (b == std::string_view::npos) {
-        s = {};
-        return {};
-    }
-    size_t e = s.find_first_of(" \t", b);
-    if (e == std::string_view::npos) e = s.size();
-    const std::string_view w = s.substr(b, e - b);
-    s.remove_prefix(e);
-    return w;
-}
-
 } // namespace
 
 std::string_view kernelFamilyName(KernelFamily f) {
@@ -55,58 +43,42 @@ bool tensorCorePrecision(Precision p) {
 
 std::optional<KernelCatalogue> KernelCatalogue::parse(std::string_view text, std::string& error) {
     KernelCatalogue cat;
-    int lineNo = 0;
-    while (!text.empty()) {
-        ++lineNo;
-        size_t nl = text.find('\n');
-        std::string_view line = text.substr(0, nl);
-        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        const size_t first = line.find_first_not_of(" \t");
-        if (first == std::string_view::npos || line[first] == '#') continue;
-        auto fail = [&](const std::string& what) {
-            error = "line " + std::to_string(lineNo) + ": " + what;
-            return std::nullopt;
-        };
-        std::string_view rest = line;
-        const std::string_view field = nextWord(rest), value = nextWord(rest),
-                               match = nextWord(rest);
-        const size_t p = rest.find_first_not_of(" \t");
-        std::string_view pattern =
-            p == std::string_view::npos ? std::string_view() : rest.substr(p);
-        while (!pattern.empty() && (pattern.back() == ' ' || pattern.back() == '\t'))
-            pattern.remove_suffix(1);
-        if (pattern.empty()) return fail("expected FIELD VALUE MATCH PATTERN");
-        Rule r{};
-        r.line = lineNo;
-        if (field == "family") {
-            const int v = indexOf(kFamilies, value);
-            if (v < 0) return fail("unknown family '" + std::string(value) + "'");
-            r.field = Rule::Field::Family, r.value = uint8_t(v);
-        } else if (field == "precision") {
-            const int v = indexOf(kPrecisions, value);
-            if (v <= 0) return fail("unknown precision '" + std::string(value) + "'");
-            r.field = Rule::Field::Precision, r.value = uint8_t(v);
-        } else if (field == "tensor_core") {
-            if (value != "yes" && value != "no") return fail("tensor_core is yes or no");
-            r.field = Rule::Field::TensorCore;
-            r.value = uint8_t(value == "yes" ? TensorCoreUse::Yes : TensorCoreUse::No);
-        } else {
-            return fail("unknown field '" + std::string(field) +
-                        "' (family, precision or tensor_core)");
-        }
-        if (match == "prefix")
-            r.match = Rule::Match::Prefix;
-        else if (match == "contains")
-            r.match = Rule::Match::Contains;
-        else if (match == "icontains")
-            r.match = Rule::Match::IContains;
-        else
-            return fail("unknown match '" + std::string(match) +
-                        "' (prefix, contains or icontains)");
-        r.pattern = std::string(pattern);
-        cat.m_rules.push_back(std::move(r));
-    }
+    const bool ok = detail::forEachCatalogueLine(
+        text, 3, [&](const detail::CatalogueLine& l) -> std::string {
+            const std::string_view field = l.words[0], value = l.words[1], match = l.words[2];
+            if (l.rest.empty()) return "expected FIELD VALUE MATCH PATTERN";
+            Rule r{};
+            r.line = l.number;
+            if (field == "family") {
+                const int v = indexOf(kFamilies, value);
+                if (v < 0) return "unknown family '" + std::string(value) + "'";
+                r.field = Rule::Field::Family, r.value = uint8_t(v);
+            } else if (field == "precision") {
+                const int v = indexOf(kPrecisions, value);
+                if (v <= 0) return "unknown precision '" + std::string(value) + "'";
+                r.field = Rule::Field::Precision, r.value = uint8_t(v);
+            } else if (field == "tensor_core" || field == "library") {
+                if (value != "yes" && value != "no") return std::string(field) + " is yes or no";
+                r.field = field == "library" ? Rule::Field::Library : Rule::Field::TensorCore;
+                r.value = uint8_t(value == "yes" ? TensorCoreUse::Yes : TensorCoreUse::No);
+            } else {
+                return "unknown field '" + std::string(field) +
+                       "' (family, precision, tensor_core or library)";
+            }
+            if (match == "prefix")
+                r.match = Rule::Match::Prefix;
+            else if (match == "contains")
+                r.match = Rule::Match::Contains;
+            else if (match == "icontains")
+                r.match = Rule::Match::IContains;
+            else
+                return "unknown match '" + std::string(match) + "' (prefix, contains or icontains)";
+            r.pattern = std::string(l.rest);
+            cat.m_rules.push_back(std::move(r));
+            return {};
+        },
+        error);
+    if (!ok) return std::nullopt;
     return cat;
 }
 
@@ -122,10 +94,11 @@ const KernelCatalogue& KernelCatalogue::builtIn() {
 
 KernelClass KernelCatalogue::classify(std::string_view name) const {
     KernelClass k;
-    bool family = false, precision = false, tc = false;
+    bool family = false, precision = false, tc = false, library = false;
     for (const Rule& r : m_rules) {
         bool* done = r.field == Rule::Field::Family      ? &family
                      : r.field == Rule::Field::Precision ? &precision
+                     : r.field == Rule::Field::Library   ? &library
                                                          : &tc;
         if (*done) continue;
         const bool hit =
@@ -141,8 +114,9 @@ KernelClass KernelCatalogue::classify(std::string_view name) const {
             k.tensorCore = TensorCoreUse(r.value);
             k.tensorCoreNamed = true;
             break;
+        case Rule::Field::Library: k.library = TensorCoreUse(r.value) == TensorCoreUse::Yes; break;
         }
-        if (family && precision && tc) break;
+        if (family && precision && tc && library) break;
     }
     // Matrix multiplies in a Tensor-Core type run on them (cuBLAS, CUTLASS, Triton and the
     // AMD libraries pick the matrix instructions for these types); fp32/fp64 ones do not.

@@ -50,9 +50,16 @@ bool isDataLoader(std::string_view name) {
 }
 
 bool isInputPreparation(std::string_view name) {
-    static constexpr std::array<std::string_view, 14> kNeedles{
-        "tokeniz", "Tokeniz", "processor", "Processor", "transforms", "Transform", "collate",
-        "decode_", "decode(", "PIL", "cv2.", "torchvision.io", "feature_extract", "load_image"};
+    // Named input-pipeline work: tokenisers, Hugging Face processors and image processors
+    // ("processing_owlv2.py", "image_processing_utils.py"), torchvision transforms and image
+    // decoding, collation, datasets and torch.utils.data, image reads. Not the model's own
+    // modules: "TransformerBlock", diffusers' "AttnProcessor" and an LLM's "decode_step" are
+    // not input preparation, so bare "Transform", "processor" and "decode_" are not needles.
+    static constexpr std::array<std::string_view, 16> kNeedles{
+        "tokeniz",       "Tokeniz",        "processing_",    "torchvision/transforms",
+        "transforms.py", "collate",        "PIL/",           "PIL.",
+        "cv2.",          "torchvision.io", "torchvision/io", "feature_extract",
+        "load_image",    "dataset.py",     "datasets/",      "torch/utils/data/"};
     return anyOf(name, kNeedles);
 }
 
@@ -71,45 +78,13 @@ bool isIoLoggingCheckpoint(std::string_view name) {
             !containsNoCase(name, "torch/utils/checkpoint"));
 }
 
-bool isSyncCall(std::string_view name) {
-    static constexpr std::array<std::string_view, 12> kExact{
-        "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
-        "cuCtxSynchronize",      "cuEventSynchronize",    "hipStreamSynchronize", "hipDeviceSynchronize",
-        "hipEventSynchronize",   "aten::item",            "aten::_local_scalar_dense", "cudaStreamWaitEvent"};
-    for (auto e : kExact)
-        if (name == e) return true;
-    return name == "Stream Sync" || name == "Event Sync" || name == "Context Sync";
-}
-
-bool isSyncCopyCall(std::string_view name) {
-    return name == "cudaMemcpy" || name == "cudaMemcpy2D" || name == "cudaMemcpyToSymbol" ||
-           name == "cudaMemcpyFromSymbol" || name == "hipMemcpy" || name == "cuMemcpyHtoD_v2" ||
-           name == "cuMemcpyDtoH_v2" || name == "cuMemcpy" || name == "hipMemcpyWithStream";
-}
-
-bool isCopyCall(std::string_view name) {
-    return startsWith(name, "cudaMemcpy") || startsWith(name, "hipMemcpy") || startsWith(name, "cuMemcpy");
-}
-
-bool isLaunchCall(std::string_view name) {
-    static constexpr std::array<std::string_view, 8> kPrefixes{
-        "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cuGraphLaunch", "hipLaunch", "hipExtLaunch",
-        "hipModuleLaunch", "hipGraphLaunch"};
-    for (auto p : kPrefixes)
-        if (startsWith(name, p)) return true;
-    return startsWith(name, "cudaMemsetAsync") || startsWith(name, "cudaMemcpyAsync") ||
-           startsWith(name, "hipMemsetAsync") || startsWith(name, "hipMemcpyAsync");
-}
-
-bool isCompilation(std::string_view name) {
-    // dynamo_timed marks every compile phase ("_compile.compile_inner (dynamo_timed)",
-    // "OutputGraph.call_user_compiler (dynamo_timed)"); Inductor's autotuning and compile_fx
-    // run inside them or on their own.
-    return name.find("(dynamo_timed)") != std::string_view::npos ||
-           name.starts_with("compile_fx") ||
-           name.find("compile_fx.<locals>") != std::string_view::npos ||
-           name.find("autotune") != std::string_view::npos ||
-           name.find("_compile.compile_inner") != std::string_view::npos;
+bool isBackward(std::string_view name) {
+    // Autograd's backward nodes ("autograd::engine::evaluate_function: ConvolutionBackward0",
+    // "ConvolutionBackward0", "aten::convolution_backward"), the engine itself, and
+    // torch.autograd.backward / Tensor.backward frames.
+    return contains(name, "Backward") || contains(name, "_backward") ||
+           startsWith(name, "autograd::engine") || contains(name, "torch/autograd/__init__.py") ||
+           (contains(name, "torch/_tensor.py") && contains(name, ": backward"));
 }
 
 bool isCompiledRegion(std::string_view name) {

@@ -37,6 +37,7 @@ constexpr std::array<FixText, size_t(Fix::Count)> kFixTexts{{
     {"mixed_precision", "FP32 matmuls on Tensor Cores (2x)"},
     {"overlap_comm", "communication overlapped"},
     {"log_less_often", "logging/checkpointing every N steps"},
+    {"keep_allocations", "no allocator calls in the step"},
 }};
 } // namespace
 
@@ -187,12 +188,8 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
                 it.pageableH2d =
                     ci.direction == CopyDirection::HtoD && ci.src == MemoryKind::Pageable;
             }
-            if (precision && s.kind[w] == EventKind::Kernel && c.is(w, kNcGemm) &&
-                !c.is(w, kNcTensorCore))
-                it.fp32Matmul =
-                    c.is(w, kNcFp32Matmul) ||
-                    (!c.is(w, kNcPrecisionNamed) &&
-                     kernelOperatorPrecision(c, w, opPrecision, budget) == Precision::FP32);
+            if (precision && s.kind[w] == EventKind::Kernel)
+                it.fp32Matmul = fp32MatmulEvidence(c, w, opPrecision, budget);
             m_items.push_back(it);
         }
     }
@@ -318,7 +315,9 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
                     fix = Fix::InputPipeline;
                 else if (nc & kNcIo)
                     fix = Fix::LogLessOften;
-                else if (ti == 0 && dev && (nc & kNcInputPrep)) {
+                else if ((nc & kNcAlloc) && isLaunchSide(s.kind[i]))
+                    fix = Fix::KeepAllocations; // the allocator keeps its memory: no call
+                else if (ti == 0 && dev && (nc & kNcInputPrep) && !c.launchesGpu[i]) {
                     const Step* st = c.stepAt(s.start[i]);
                     if (st && s.end(i) <= firstLaunch[size_t(st - c.steps.data())])
                         fix = Fix::InputPipeline;

@@ -105,12 +105,14 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
         for (char& ch : sev) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
         o << "\n " << n << ". [" << sev << "] " << f.title << (f.device >= 0 ? "  (GPU " + std::to_string(f.device) + ")" : "")
           << "\n";
-        o << "    " << savingText(f, "step time") << "; confidence "
+        o << "    " << savingText(f, shareBase(r)) << "; confidence "
           << static_cast<int>(f.confidence * 100) << "%, id " << f.id << "\n";
         if (!f.ranges.empty()) {
             const auto& first = f.ranges.front();
             o << "    on the timeline: " << f.ranges.size() << " range" << (f.ranges.size() == 1 ? "" : "s")
-              << ", first at +" << formatDuration(first.start - r.window.startNs) << " (" << formatDuration(first.length())
+              << ", first at " << (first.start < r.window.startNs ? "-" + formatDuration(r.window.startNs - first.start)
+                                                                   : "+" + formatDuration(first.start - r.window.startNs))
+              << " (" << formatDuration(first.length())
               << ")";
             if (!f.evidence.empty())
                 o << "; e.g. `" << shortName(t.str(t.slices().name[f.evidence.front().index()]), 60) << "`";
@@ -251,12 +253,24 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
     o << "window: " << r.window.description << ", " << formatDuration(r.window.length());
     if (r.stepTimes.count > 0) {
         char line[200];
-        std::snprintf(line, sizeof line, "; %zu steps, mean %s (min %s, max %s, cv %.1f%%)", r.stepTimes.count,
+        std::snprintf(line, sizeof line, "; %zu step%s, mean %s (min %s, max %s, cv %.1f%%)",
+                      r.stepTimes.count, r.stepTimes.count == 1 ? "" : "s",
                       formatDuration(r.stepTimes.meanNs).c_str(), formatDuration(r.stepTimes.minNs).c_str(),
                       formatDuration(r.stepTimes.maxNs).c_str(), r.stepTimes.cv * 100);
         o << line;
     }
-    o << "\n\n";
+    o << "\n";
+    if (r.warmup) {
+        const std::string oneOff =
+            formatDuration(r.warmup->oneOffNs[0] + r.warmup->oneOffNs[1] + r.warmup->oneOffNs[2]);
+        if (r.warmup->wholeWindow)
+            o << "warm-up: the whole window (" << oneOff
+              << " of GPU idle in one-off set-up, code generation and allocation): no timing findings\n";
+        else
+            o << "warm-up: " << formatDuration(r.warmup->lengthNs()) << " before the window (" << oneOff
+              << " of GPU idle in one-off work), left out of the figures and findings\n";
+    }
+    o << "\n";
     for (const auto& d : r.devices) {
         writeDevice(o, d);
         o << "\n";

@@ -154,7 +154,7 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
         std::snprintf(line, sizeof line, "%.1f%%", f.savingShare * 100);
         out << " " << i + 1 << ". [" << analysis::severityName(f.severity) << "] " << f.title
             << "\n"
-            << "    " << analysis::savingText(f, "step time") << "\n"
+            << "    " << analysis::savingText(f, analysis::shareBase(r)) << "\n"
             << "    fix: " << f.fix << "\n";
     }
     out << "\nMore: stallscope-cli analyze " << path << "   (or open it in stallscope, Perfetto, HTA)\n";

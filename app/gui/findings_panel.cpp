@@ -39,7 +39,7 @@ QString html(const std::string& s) { return QString::fromStdString(s).toHtmlEsca
 
 /// Shares are of the step time when the window is made of steps, else of the window.
 bool stepWindow(const AnalysisResult* a) {
-    return !a || (!a->steps.empty() && (a->window.kind == WindowKind::Steps || a->window.kind == WindowKind::Step));
+    return !a || shareBase(*a) == "step time";
 }
 } // namespace
 

@@ -19,6 +19,9 @@ uint32_t causeRgb(IdleCause c) {
     case IdleCause::CpuCompute: return 0x2980B9;
     case IdleCause::HostUntraced: return 0x95A5A6;
     case IdleCause::GpuDependency: return 0x27AE60;
+    case IdleCause::Allocator: return 0xC0392B;
+    case IdleCause::Setup: return 0x7F8C8D;
+    case IdleCause::Jit: return 0x8E44AD;
     case IdleCause::Count: break;
     }
     return 0x808080;

@@ -38,8 +38,7 @@ std::string upper(std::string_view s) {
 }
 
 std::string shareOf(const AnalysisResult& a) {
-    return !a.steps.empty() && (a.window.kind == WindowKind::Steps || a.window.kind == WindowKind::Step) ? "step time"
-                                                                                                          : "the window";
+    return std::string(shareBase(a));
 }
 
 void summary(ReportDocument& doc, const ReportInput& in, const std::string& prefix) {

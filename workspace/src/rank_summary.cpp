@@ -55,8 +55,16 @@ struct Reader {
     bool causes(dom::object o, std::string_view key, CauseArray& out) {
         dom::object c;
         if (o[key].get(c)) return fail("no object \"" + std::string(key) + "\"");
-        for (size_t k = 0; k < kIdleCauseCount; ++k)
-            if (!get(c, idleCauseName(static_cast<IdleCause>(k)), out[k])) return false;
+        for (size_t k = 0; k < kIdleCauseCount; ++k) {
+            // Summaries written before the allocator/setup/jit causes existed lack them.
+            const auto cause = static_cast<IdleCause>(k);
+            if (k > static_cast<size_t>(IdleCause::GpuDependency) &&
+                c[idleCauseName(cause)].error() == simdjson::NO_SUCH_FIELD) {
+                out[k] = 0;
+                continue;
+            }
+            if (!get(c, idleCauseName(cause), out[k])) return false;
+        }
         return true;
     }
     bool array(dom::object o, std::string_view key, dom::array& out) {

@@ -162,16 +162,40 @@ private Q_SLOTS:
             }
             return t;
         };
+        // Compiling in the first step is warm-up: the warm-up finding names the compile phase
+        // and the findings use the steady steps after it, which compile nothing.
         const AnalysisResult heavy = run(trace(8500));
         QVERIFY(!heavy.findings.empty());
-        QCOMPARE(heavy.findings.front().kind,
-                 FindingKind::Compilation); // 8.5 of ~37 ms: high, not silencing
-        QCOMPARE(heavy.findings.front().severity, FindingSeverity::High);
-        QVERIFY(!heavy.findings.front().silencesTiming);
-        const AnalysisResult light = run(trace(3000));
+        QCOMPARE(heavy.findings.front().kind, FindingKind::Warmup);
+        QVERIFY2(heavy.findings.front().explanation.find("_compile.compile_inner (dynamo_timed)") !=
+                     std::string::npos,
+                 heavy.findings.front().explanation.c_str());
+        QVERIFY(!find(heavy, FindingKind::Compilation));
+        QVERIFY(heavy.warmup && heavy.warmup->steps == std::vector<int64_t>{0});
+        QCOMPARE(heavy.window.startNs, 10000 * us);
+        // Compiling again in a later step (a recompilation after a guard failed) is in the
+        // steady window: the compilation finding says so.
+        auto later = [](int64_t compileUs) {
+            TraceText t;
+            for (int s = 0; s < 4; ++s) {
+                const int64_t b = s * 10000;
+                t.step(s, b, 9000);
+                const int64_t c = s == 2 ? compileUs : 0;
+                if (s == 2) t.annotation("_compile.compile_inner (dynamo_timed)", b + 10, compileUs);
+                t.cpu(s == 2 ? "Torch-Compiled Region: 0/1" : "Torch-Compiled Region: 0/0", b + 10 + c, 300);
+                t.launch("triton_poi_fused_add_0", b + 20 + c, 5, b + 40 + c, 200);
+            }
+            return t;
+        };
+        const AnalysisResult recompiling = run(later(8500));
+        const Finding* rc0 = find(recompiling, FindingKind::Compilation);
+        QVERIFY(rc0);
+        QCOMPARE(rc0->severity, FindingSeverity::High); // 8.5 of ~37 ms
+        QVERIFY(!rc0->silencesTiming);
+        QVERIFY(!recompiling.warmup);
+        const AnalysisResult light = run(later(3000));
         const Finding* f = find(light, FindingKind::Compilation);
         QVERIFY(f);
-        QCOMPARE(light.findings.front().kind, FindingKind::Compilation);
         QVERIFY(f->explanation.find("include it") != std::string::npos);
         QVERIFY(light.findings.size() > 1);
         // A window that is mostly compiling: no timing findings.
@@ -180,7 +204,8 @@ private Q_SLOTS:
         t.annotation("OutputGraph.call_user_compiler (dynamo_timed)", 10, 90000);
         t.launch("k", 95000, 5, 95010, 100);
         const AnalysisResult mostly = run(t);
-        QCOMPARE(mostly.findings.size(), size_t(1));
+        QCOMPARE(mostly.findings.size(), size_t(1)); // the warm-up, the whole window: no compilation twice
+        QCOMPARE(mostly.findings.front().kind, FindingKind::Warmup);
         QVERIFY(mostly.findings.front().silencesTiming);
         // A recompilation is named even when compiling is short.
         TraceText r;
@@ -194,6 +219,9 @@ private Q_SLOTS:
         const Finding* rc = find(recompiled, FindingKind::Compilation);
         QVERIFY(rc);
         QVERIFY2(rc->explanation.find("frame 0 ×1") != std::string::npos, rc->explanation.c_str());
+        // No compile phase in the window: the recompiling happened before it.
+        QVERIFY(rc->explanation.find("before it") != std::string::npos);
+        QCOMPARE(rc->severity, FindingSeverity::Low);
     }
 
     void graphBreaksPerStep() {
@@ -349,12 +377,19 @@ private Q_SLOTS:
         const Finding* f = find(small, FindingKind::CpuDispatch);
         QVERIFY(f);
         QVERIFY(f->explanation.find("Kernels are small") != std::string::npos);
-        QVERIFY(f->fix.find("raise the batch size") != std::string::npos);
+        // No backward pass: inference, so more inputs per call, not a training batch size.
+        QVERIFY(f->fix.find("batch more inputs") != std::string::npos);
+        QVERIFY(f->fix.find("raise the batch size") == std::string::npos);
+        TraceText training = make(0.1, 10);
+        training.cpu("autograd::engine::evaluate_function: MmBackward0", 3990, 5);
+        const AnalysisResult trained = run(training);
+        const Finding* tf = find(trained, FindingKind::CpuDispatch);
+        QVERIFY(tf && tf->fix.find("raise the batch size") != std::string::npos);
         const AnalysisResult big = run(make(4.0, 60));
         const Finding* g = find(big, FindingKind::CpuDispatch);
         QVERIFY(g);
         QVERIFY(g->explanation.find("Kernels are small") == std::string::npos);
-        QVERIFY(g->fix.find("raise the batch size") == std::string::npos);
+        QVERIFY(g->fix.find("batch more inputs") == std::string::npos);
     }
 
     void noTensorCores() {

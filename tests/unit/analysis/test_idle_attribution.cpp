@@ -54,7 +54,10 @@ private Q_SLOTS:
         QCOMPARE(r.analysis.window.endNs, 1000 * us);
         QCOMPARE(d.idleNs, 720 * us);
         QCOMPARE(r.cause(IdleCause::DataLoading), 500 * us);
-        QCOMPARE(r.cause(IdleCause::LaunchOverhead), 40 * us);
+        // aten::conv2d's 10 us before its launch are dispatch (the launch follows within
+        // 0.5 ms); its 10 us after it are its CPU work (the next launch is 640 us later).
+        QCOMPARE(r.cause(IdleCause::LaunchOverhead), 30 * us);
+        QCOMPARE(r.cause(IdleCause::CpuCompute), 10 * us);
         QCOMPARE(r.cause(IdleCause::HostUntraced), 180 * us);
         QCOMPARE(r.sum(), d.idleNs);
         QCOMPARE(d.idle.gaps.size(), size_t(3));
@@ -161,6 +164,91 @@ private Q_SLOTS:
         QCOMPARE(r.cause(IdleCause::GpuDependency), 200 * us);
         QCOMPARE(r.cause(IdleCause::LaunchOverhead), 10 * us);
         QCOMPARE(r.sum(), r.analysis.devices.at(0).idleNs);
+    }
+
+    // Issue 25: host time by what the calls are. A free inside an operator is the
+    // allocator's, not dispatch (MI300X: 1,360 hipFree calls were "launch calls").
+    void allocationCallsAreTheAllocators() {
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.launch("k_a", 0, 10, 10, 90);
+        t.cpu("aten::empty", 100, 300);
+        t.runtime("hipFree", 110, 280, 0);
+        t.launch("k_b", 400, 10, 420, 580);
+        const Result r = run(t);
+        QCOMPARE(r.cause(IdleCause::Allocator), 280 * us);
+        QCOMPARE(r.cause(IdleCause::CpuCompute), 20 * us);     // aten::empty around the free
+        QCOMPARE(r.cause(IdleCause::LaunchOverhead), 20 * us); // the two launch calls
+        QCOMPARE(r.sum(), r.analysis.devices.at(0).idleNs);
+    }
+
+    // Streams and events created, and the first launch of a kernel that took milliseconds
+    // (lazy module loading), are one-off set-up; a later slow launch of it is not.
+    void resourceCreationAndSlowFirstUseAreSetup() {
+        TraceText t;
+        t.step(1, 0, 20'000);
+        t.runtime("cudaStreamCreateWithFlags", 0, 1000, 0);
+        t.launch("k_conv", 1000, 3000, 4010, 100);  // first launch of k_conv: 3 ms
+        t.launch("k_conv", 4200, 3000, 7210, 100);  // the second: launch overhead
+        t.runtime("cudaDeviceGetStreamPriorityRange", 7400, 2000, 0); // first call, 2 ms
+        t.launch("k_x", 9500, 10, 9510, 10490);
+        const Result r = run(t);
+        QCOMPARE(r.cause(IdleCause::Setup), (1000 + 3000 + 2000) * us);
+        QCOMPARE(r.cause(IdleCause::LaunchOverhead), (3000 + 10) * us);
+        QCOMPARE(r.sum(), r.analysis.devices.at(0).idleNs);
+    }
+
+    // A TorchScript fusion group that holds the host for milliseconds with next to no
+    // launches is code generation; a short one is the fused code dispatching.
+    void fusionGroupThatHoldsTheHostIsJit() {
+        TraceText t;
+        t.step(1, 0, 10'000);
+        t.launch("k_a", 0, 10, 10, 90);
+        t.cpu("prim::FusionGroup", 100, 5000);
+        t.launch("fused_kernel", 5000, 10, 5110, 100);
+        t.cpu("prim::FusionGroup", 5300, 60);
+        t.launch("fused_kernel", 5320, 10, 5400, 4600);
+        const Result r = run(t);
+        QCOMPARE(r.cause(IdleCause::Jit), (5000 - 100) * us);
+        QCOMPARE(r.cause(IdleCause::Setup), int64_t(0));
+        QCOMPARE(r.sum(), r.analysis.devices.at(0).idleNs);
+        // torch.compile's phases are code generation too.
+        TraceText c;
+        c.step(1, 0, 1000);
+        c.launch("k_a", 0, 10, 10, 90);
+        c.annotation("OutputGraph.call_user_compiler (dynamo_timed)", 100, 700);
+        c.launch("k_b", 900, 10, 910, 90);
+        QCOMPARE(run(c).cause(IdleCause::Jit), 700 * us);
+    }
+
+    // An operator's own time is dispatch between launches at most 0.5 ms apart, and its CPU
+    // work between launches further apart: launch_overhead never holds more than the launch
+    // calls and the dispatch between them.
+    void dispatchOnlyBetweenCloseLaunches() {
+        TraceText t;
+        t.step(1, 0, 5000);
+        t.launch("k_a", 0, 10, 10, 10);
+        t.cpu("aten::mul", 100, 220);                 // 100..300 before its launch: dispatch
+        t.launch("k_b", 300, 10, 320, 10);            // (launches 10 and 300 are 290 us apart)
+        t.cpu("aten::nonzero", 400, 2110);            // 400..2500: CPU work (310 .. 2500)
+        t.launch("k_c", 2500, 10, 2520, 2480);
+        const Result r = run(t);
+        QCOMPARE(r.cause(IdleCause::LaunchOverhead), (10 + 200 + 10 + 10) * us);
+        QCOMPARE(r.cause(IdleCause::CpuCompute), (10 + 2100) * us);
+        QCOMPARE(r.cause(IdleCause::HostUntraced), (80 + 70 + 10) * us);
+        QCOMPARE(r.sum(), r.analysis.devices.at(0).idleNs);
+    }
+
+    // cudaStreamWaitEvent orders streams; the host does not wait in it.
+    void streamWaitIsNotAHostWait() {
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.launch("k_a", 0, 10, 10, 90);
+        t.runtime("cudaStreamWaitEvent", 150, 100, 0);
+        t.launch("k_b", 300, 10, 310, 690);
+        const Result r = run(t);
+        QCOMPARE(r.cause(IdleCause::HostSync), int64_t(0));
+        QCOMPARE(r.cause(IdleCause::LaunchOverhead), (10 + 100 + 10) * us);
     }
 
     void perStepCausesAddUpToTheDeviceTotals() {

@@ -23,13 +23,21 @@ struct WindowSpec {
     WindowKind kind = WindowKind::Steps;
     int64_t step = -1;                 // WindowKind::Step: the N of ProfilerStep#N
     int64_t startNs = 0, endNs = 0;    // WindowKind::Range
+    // WindowKind::Steps: the window starts no earlier than this (analyze() sets it past the
+    // warm-up it found; INT64_MIN: from the first step, or the first GPU work).
+    int64_t fromNs = INT64_MIN;
 };
 
 /// Detector thresholds (../shared/spec/analysis.md defaults). Shares are fractions of the window.
 struct Thresholds {
     double dataLoadingMinShare = 0.05;
+    double allocatorMinShare = 0.05; // allocation/free idle that makes an allocator_churn finding
     double loggingMinShare = 0.03;     // below: logging every N steps, as the fix advises
     double cpuDispatchMinShare = 0.05; // launch/CPU/Python idle that makes a cpu_dispatch finding
+    // Launch calls (launches, async copies, event records, stream waits) at most this far
+    // apart make a launch-bound stretch: an operator's time between them is dispatch
+    // (launch_overhead); between calls further apart it is the operator's CPU work.
+    int64_t launchStretchMaxGapNs = 500'000;
     int64_t syncCopyMinBytes = 64 * 1024;
     int launchBoundMinKernels = 50;
     int64_t launchBoundMinRegionNs = 1'000'000;
@@ -53,6 +61,9 @@ struct AnalysisOptions {
     Thresholds thresholds;
     int64_t utilizationBucketNs = 1'000'000;
     int64_t htaKernelWaitNs = 30'000;  // HTA's consecutive_kernel_delay
+    /// The default (Steps) window leaves out leading warm-up (docs/analysis.md "Warm-up"):
+    /// analyze() finds it, then analyses the steady part. False: the window as it is.
+    bool excludeWarmup = true;
     /// Checked between the analysis's stages: when set, analyze() stops early and returns a
     /// result noted "cancelled" that the caller is expected to discard.
     const std::atomic<bool>* cancel = nullptr;
@@ -68,6 +79,7 @@ struct Step {
     // Without ProfilerStep ranges, a serving loop's iterations (user annotations such as
     // "step[DECODE bs=32]") are the steps: the annotation's own name; empty for ProfilerStep.
     std::string label;
+    bool warmup = false;               // a warm-up step, outside the steady window (Warmup)
 };
 
 struct Window {
@@ -89,6 +101,9 @@ enum class IdleCause : uint8_t {
     CpuCompute,
     HostUntraced,
     GpuDependency,
+    Allocator, // inside allocation/free calls (the caching allocator's misses, empty_cache)
+    Setup,     // one-off set-up: streams/events/handles created, modules loaded, first use
+    Jit,       // code generated or tuned at run time: torch.compile, TorchScript fusion, NVRTC
     Count
 };
 constexpr size_t kIdleCauseCount = static_cast<size_t>(IdleCause::Count);
@@ -126,6 +141,32 @@ struct IdleBreakdown {
     }
 };
 
+// ---------------------------------------------------------------- warm-up
+
+/// Leading warm-up (docs/analysis.md "Warm-up"): leading steps, or without steps a leading
+/// stretch, whose GPU idle time is mostly one-off work — set-up (streams, events, handles,
+/// modules, first use of a kernel or call), run-time code generation (torch.compile,
+/// TorchScript fusion, NVRTC) and allocator growth (allocations that stop later). It is
+/// context for the window, not a property of the step: analyze() reports it and analyses the
+/// steady part after it.
+struct Warmup {
+    struct Calls {
+        std::string name;
+        IdleCause cause = IdleCause::Setup; // setup, jit or allocator
+        uint64_t count = 0;                 // calls of this name starting inside the warm-up
+        int64_t ns = 0;                     // their total duration
+    };
+    int32_t device = -1;             // the device whose idle time shows it
+    int64_t startNs = 0, endNs = 0;  // the warm-up part of the window
+    int64_t wholeStartNs = 0, wholeEndNs = 0; // the window before warm-up was set apart
+    std::string wholeDescription;    // and its description
+    std::vector<int64_t> steps;      // the warm-up steps' numbers; empty without steps
+    bool wholeWindow = false;        // no steady part left: the findings are about warm-up
+    std::array<int64_t, 3> oneOffNs{}; // GPU idle inside it charged to setup, jit, allocator
+    std::vector<Calls> calls;        // one-off calls inside it, longest total first (up to 8)
+    [[nodiscard]] int64_t lengthNs() const { return endNs - startNs; }
+};
+
 // ---------------------------------------------------------------- metrics
 
 struct RoleBreakdown {  // priority Kernel > Memcpy > Memset > Communication > Runtime > DataLoader > CpuExec > Other
@@ -135,6 +176,7 @@ struct RoleBreakdown {  // priority Kernel > Memcpy > Memset > Communication > R
 
 struct StepMetrics {
     int64_t number = -1;
+    bool warmup = false; // a warm-up step: measured on the whole window, not the steady one
     int64_t startNs = 0, endNs = 0;
     int64_t busyNs = 0, kernelBusyNs = 0;
     double estSmEfficiency = -1, estAchievedOccupancy = -1;
@@ -240,6 +282,9 @@ enum class FindingKind : uint8_t {
     GraphCapture, // context: the trace records a CUDA/HIP graph capture, not execution
     Compilation,  // context: torch.compile compiles (or recompiles) inside the window
     GraphBreaks,  // context: several compiled regions per step (graph breaks)
+    Warmup,       // context: leading warm-up, left out of the window the findings use
+    AllocatorChurn, // the GPU waits while the allocator frees and allocates every step
+    GpuNotRecorded, // context: launch calls were recorded but no GPU activity
     Count
 };
 std::string_view findingKindName(FindingKind k);      // "data_loading"
@@ -258,6 +303,7 @@ enum class Fix : uint8_t {
     MixedPrecision, // FP32 matrix multiplies on Tensor Cores: those kernels take half the time
     OverlapComm,    // communication overlapped: only the part already hidden stays
     LogLessOften,   // logging/checkpointing every N steps: their time leaves the step
+    KeepAllocations, // no allocation/free calls in the step: the allocator keeps its memory
     Count
 };
 using FixSet = uint32_t;
@@ -335,6 +381,7 @@ struct AnalysisResult {
     StepTimeStats stepTimes;
     std::vector<DeviceMetrics> devices;
     std::optional<HostOnlyBreakdown> hostOnly;  // set when there are steps but no GPU work
+    std::optional<Warmup> warmup;               // leading warm-up, left out of the window
     std::vector<Waterfall> waterfalls;          // one per device with fixable findings
     StatsTables stats;
     HtaBreakdown hta;                  // on HTA's window (see docs/analysis.md)
@@ -343,5 +390,9 @@ struct AnalysisResult {
 };
 
 AnalysisResult analyze(const model::Trace& trace, const AnalysisOptions& options = {});
+
+/// What shares of a result are of: "step time" when its window is made of steps, else "the
+/// window" (a trace without steps, a selected range, the whole trace).
+std::string_view shareBase(const AnalysisResult& r);
 
 } // namespace stallscope::analysis

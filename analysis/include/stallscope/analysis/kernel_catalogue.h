@@ -33,6 +33,10 @@ struct KernelClass {
     TensorCoreUse tensorCore = TensorCoreUse::Unknown;
     bool tensorCoreNamed =
         false; // tensorCore comes from a rule (an instruction in the name), not the precision
+    // A vendor library's kernel (cuBLAS, cuDNN, CUTLASS as the libraries ship it, Tensile,
+    // MIOpen, Composable Kernel, Inductor's templates): the library picks it by the data type,
+    // so a lower precision picks a Tensor/Matrix-Core kernel. A kernel of one's own is not.
+    bool library = false;
 
     /// Matrix multiplies: GEMM, grouped GEMM, convolution (attention is counted apart).
     [[nodiscard]] bool matmul() const {
@@ -49,9 +53,9 @@ bool tensorCorePrecision(Precision p);
 class KernelCatalogue {
 public:
     struct Rule {
-        enum class Field : uint8_t { Family, Precision, TensorCore } field;
+        enum class Field : uint8_t { Family, Precision, TensorCore, Library } field;
         enum class Match : uint8_t { Prefix, Contains, IContains } match;
-        uint8_t value; // a KernelFamily, Precision or TensorCoreUse
+        uint8_t value; // a KernelFamily, Precision or TensorCoreUse (library: Yes/No)
         std::string pattern;
         int line;
     };

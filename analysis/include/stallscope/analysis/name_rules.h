@@ -12,12 +12,11 @@ bool isDataLoader(std::string_view name);              // enumerate(DataLoader)#
 bool isInputPreparation(std::string_view name);        // tokenisers, processors, transforms, decoding, collate
 bool isOptimizer(std::string_view name);               // Optimizer.step#..., Optimizer.zero_grad#...
 bool isIoLoggingCheckpoint(std::string_view name);     // torch.save, serialisation, writes, print/logging
-bool isSyncCall(std::string_view name);                // waits for the GPU: stream/device/event sync, .item()
-bool isSyncCopyCall(std::string_view name);            // synchronous copies: cudaMemcpy, cuMemcpyHtoD, hipMemcpy
-bool isCopyCall(std::string_view name);                // any runtime/driver copy call
-bool isLaunchCall(std::string_view name);              // calls that enqueue GPU work
-// torch.compile at work: "(dynamo_timed)" phases, compile_fx, autotuning
-bool isCompilation(std::string_view name);
+// Backward-pass events: autograd nodes ("...Backward0"), "aten::*_backward", the autograd
+// engine, Tensor.backward frames
+bool isBackward(std::string_view name);
+// Host calls (launch, copy, sync, allocation, ...) and torch.compile's phases are classified
+// by the call catalogue (call_catalogue.h, analysis/data/call_catalogue.txt), not here.
 // "Torch-Compiled Region: 3/1": compiled frame 3, its compile 1 (a recompilation)
 bool isCompiledRegion(std::string_view name);
 // cudaStreamBeginCapture, hipStreamBeginCapture, cuStreamBeginCapture
