@@ -12,6 +12,8 @@ writes
                       from the original text (its number formatting kept)
     OUT/chrome_gzip/  the same texts behind a mode byte (fuzz_chrome_gzip.cpp), and raw gzip
     OUT/tensorboard/  folder listings with the real traces' file names
+    OUT/formats/      every corpus file's first 60 kB behind mode byte 0 (fuzz_formats.cpp):
+                      the files that are not traces (pickles, SQLite, HTML, ...) and traces
 Deterministic (a fixed random seed), standard library only.
 """
 import argparse
@@ -152,12 +154,18 @@ def main():
     ap.add_argument('--out', required=True)
     a = ap.parse_args()
     rng = random.Random(20240601)
-    dirs = {k: os.path.join(a.out, k) for k in ('json', 'chrome_gzip', 'tensorboard')}
+    dirs = {k: os.path.join(a.out, k) for k in ('json', 'chrome_gzip', 'tensorboard', 'formats')}
     for d in dirs.values():
         os.makedirs(d, exist_ok=True)
     names, count = [], 0
     for dp, _, files in sorted(os.walk(a.traces)):
         for f in sorted(files):
+            # Every file's head, whatever it holds, for the format table (mode byte 0: as is).
+            rel = os.path.relpath(os.path.join(dp, f), a.traces)
+            with open(os.path.join(dp, f), 'rb') as fh:
+                head = fh.read(60 * 1024)
+            with open(os.path.join(dirs['formats'], re.sub(r'[^A-Za-z0-9_.-]', '_', rel) + '.bin'), 'wb') as fh:
+                fh.write(b'\x00' + head)
             if not (f.endswith('.json') or f.endswith('.json.gz')):
                 continue
             path = os.path.join(dp, f)
