@@ -1,5 +1,7 @@
 #include "sqlite_schema.h"
 
+#include "stallscope/base/utf8.h"
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -38,6 +40,16 @@ std::string readOnlyUri(const fs::path& path) {
     return out + "?mode=ro&immutable=1";
 }
 
+/// SQLite's message as one line to show: it may quote the file's own schema (line breaks,
+/// bytes that are not UTF-8, direction overrides).
+std::string oneLine(const char* message) {
+    std::string s =
+        base::truncateUtf8(base::sanitizeUtf8(message ? message : "unknown error"), 160);
+    for (char& c : s)
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+    return base::closeBidi(s);
+}
+
 /// Stops a statement that runs too long (a schema of millions of entries).
 int stopAfterBudget(void* steps) {
     return ++*static_cast<unsigned*>(steps) > 20'000 ? 1 : 0;
@@ -47,7 +59,7 @@ int stopAfterBudget(void* steps) {
 SqliteSchema tablesOf(sqlite3* db) {
     SqliteSchema out;
     auto failed = [&](const char* what) {
-        out.problem = std::string(what) + ": " + sqlite3_errmsg(db);
+        out.problem = std::string(what) + ": " + oneLine(sqlite3_errmsg(db));
         sqlite3_close(db);
         return out;
     };
@@ -97,8 +109,7 @@ SqliteSchema readSqliteSchema(const fs::path& path) {
     if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) !=
         SQLITE_OK) {
         SqliteSchema out;
-        out.problem =
-            std::string("it cannot be opened: ") + (db ? sqlite3_errmsg(db) : "out of memory");
+        out.problem = "it cannot be opened: " + oneLine(db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
         return out;
     }
@@ -130,7 +141,7 @@ SqliteSchema readSqliteSchemaFromBytes(std::string_view bytes) {
     if (sqlite3_deserialize(db, "main", copy, n, n,
                             SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY) !=
         SQLITE_OK) {
-        out.problem = std::string("it cannot be opened: ") + sqlite3_errmsg(db);
+        out.problem = "it cannot be opened: " + oneLine(sqlite3_errmsg(db));
         sqlite3_close(db);
         return out;
     }
