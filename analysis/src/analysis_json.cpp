@@ -183,6 +183,16 @@ void writeFinding(JsonWriter& w, const Trace& t, const Finding& f, const JsonOpt
     w.key("fix").value(f.fix);
     w.key("snippet").value(f.snippet);
     w.key("confidence").value(f.confidence, 2);
+    w.key("claims").beginArray();
+    for (const Claim& c : f.claims) {
+        w.beginObject();
+        w.key("text").value(c.text);
+        w.key("measure").value(c.measure);
+        w.key("params").raw(c.params.empty() ? std::string_view("{}") : std::string_view(c.params));
+        w.key("value").value(c.value, 6);
+        w.endObject();
+    }
+    w.endArray();
     w.endObject();
 }
 

@@ -43,6 +43,43 @@ void detectGpuNotRecorded(const DetectorInput& in, Findings& out);
 
 // ---- helpers shared by the detectors
 
+/// A claim's parameters (docs/claims.md), built as a JSON object:
+/// ClaimParams().num("device", 0).names({"hipFree"}).str("stat", "count").
+class ClaimParams {
+public:
+    ClaimParams& num(std::string_view key, int64_t v);
+    ClaimParams& real(std::string_view key, double v);
+    ClaimParams& str(std::string_view key, std::string_view v);
+    ClaimParams& strs(std::string_view key, const std::vector<std::string>& v);
+    ClaimParams& obj(std::string_view key, const ClaimParams& v);
+    ClaimParams& names(const std::vector<std::string>& v) { return strs("names", v); }
+    ClaimParams& device(int32_t d) { return num("device", d); }
+    ClaimParams& causes(const std::vector<IdleCause>& v);
+    /// {"name": ..., "start_ns": ...} of a slice.
+    ClaimParams& slice(std::string_view key, const Context& c, model::SliceId s);
+    /// {"measure": ..., "params": {...}}: an operand of a ratio.
+    static ClaimParams measure(std::string_view m, const ClaimParams& p);
+    [[nodiscard]] std::string json() const;
+
+private:
+    std::vector<std::pair<std::string, std::string>> m_fields; // key, raw JSON value
+};
+
+/// Records on `f` that `shown` (as it appears in its text) states `value` of `measure`, and
+/// returns `shown` for the text.
+std::string said(Finding& f, std::string shown, std::string_view measure, const ClaimParams& p,
+                 double value);
+/// A share said as a percentage (fmtPct): a ratio of two measures.
+std::string saidShare(Finding& f, double share, std::string_view numMeasure, const ClaimParams& num,
+                      std::string_view denMeasure, const ClaimParams& den);
+/// A duration (fmtDuration) of `measure`.
+std::string saidNs(Finding& f, int64_t ns, std::string_view measure, const ClaimParams& p);
+/// A back-quoted name, claimed by `measure` (its count or relation).
+std::string saidName(Finding& f, std::string_view name, std::string_view measure,
+                     const ClaimParams& p, double value);
+/// A number of the text that is not about the trace (docs/claims.md's constants).
+std::string saidConstant(Finding& f, std::string shown, std::string_view why);
+
 /// Kernels of a device inside [lo, hi), with their launch call.
 struct KernelView {
     uint32_t slice;
@@ -79,8 +116,10 @@ std::vector<Interval> longestRanges(const Intervals& iv, size_t n);
 std::vector<std::pair<std::string, int64_t>> topWaitedFor(const Context& c,
                                                           const std::map<model::StringId, int64_t>& m,
                                                           size_t n);
-/// "aten::stack 41% · aten::copy_ 22%"
-std::string describeWaitedFor(const std::vector<std::pair<std::string, int64_t>>& top, int64_t total);
+/// "`aten::stack` 41%, `aten::copy_` 22%": each name and its share of `total` (the idle
+/// charged to `causes` on `device`), claimed as waited_ns / idle_ns.
+std::string describeWaitedFor(Finding& f, const std::vector<std::pair<std::string, int64_t>>& top,
+                              int32_t device, const std::vector<IdleCause>& causes, int64_t total);
 /// CPU-side slices in the window matching `pred`, longest first, at most `n`.
 std::vector<model::SliceId> findSlices(const Context& c, const std::function<bool(uint32_t)>& pred, size_t n);
 /// "12.3 ms" / "410 us".

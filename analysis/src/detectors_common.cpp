@@ -1,5 +1,6 @@
 #include "detectors.h"
 
+#include "stallscope/base/json_writer.h"
 #include "stallscope/base/text_format.h"
 
 #include <algorithm>
@@ -93,12 +94,97 @@ std::vector<std::pair<std::string, int64_t>> topWaitedFor(const Context& c, cons
     return v;
 }
 
-std::string describeWaitedFor(const std::vector<std::pair<std::string, int64_t>>& top, int64_t total) {
+namespace {
+std::string jsonString(std::string_view v) {
+    base::JsonWriter w(false);
+    w.value(v);
+    return w.str();
+}
+} // namespace
+
+ClaimParams& ClaimParams::num(std::string_view key, int64_t v) {
+    m_fields.emplace_back(std::string(key), std::to_string(v));
+    return *this;
+}
+ClaimParams& ClaimParams::real(std::string_view key, double v) {
+    base::JsonWriter w(false);
+    w.value(v, 6);
+    m_fields.emplace_back(std::string(key), w.str());
+    return *this;
+}
+ClaimParams& ClaimParams::str(std::string_view key, std::string_view v) {
+    m_fields.emplace_back(std::string(key), jsonString(v));
+    return *this;
+}
+ClaimParams& ClaimParams::strs(std::string_view key, const std::vector<std::string>& v) {
+    std::string a = "[";
+    for (size_t i = 0; i < v.size(); ++i) a += (i ? ", " : "") + jsonString(v[i]);
+    m_fields.emplace_back(std::string(key), a + "]");
+    return *this;
+}
+ClaimParams& ClaimParams::obj(std::string_view key, const ClaimParams& v) {
+    m_fields.emplace_back(std::string(key), v.json());
+    return *this;
+}
+ClaimParams& ClaimParams::causes(const std::vector<IdleCause>& v) {
+    std::vector<std::string> names;
+    for (IdleCause k : v) names.emplace_back(idleCauseName(k));
+    return strs("causes", names);
+}
+ClaimParams& ClaimParams::slice(std::string_view key, const Context& c, SliceId id) {
+    return obj(key, ClaimParams()
+                        .str("name", c.trace.str(c.trace.slices().name[id.index()]))
+                        .num("start_ns", c.trace.slices().start[id.index()]));
+}
+ClaimParams ClaimParams::measure(std::string_view m, const ClaimParams& p) {
+    return ClaimParams().str("measure", m).obj("params", p);
+}
+std::string ClaimParams::json() const {
+    std::string out = "{";
+    for (size_t i = 0; i < m_fields.size(); ++i)
+        out += (i ? ", " : "") + jsonString(m_fields[i].first) + ": " + m_fields[i].second;
+    return out + "}";
+}
+
+std::string said(Finding& f, std::string shown, std::string_view measure, const ClaimParams& p,
+                 double value) {
+    f.claims.push_back({shown, std::string(measure), p.json(), value});
+    return shown;
+}
+
+std::string saidShare(Finding& f, double share, std::string_view numMeasure, const ClaimParams& num,
+                      std::string_view denMeasure, const ClaimParams& den) {
+    return said(f, fmtPct(share), "ratio",
+                ClaimParams()
+                    .obj("num", ClaimParams::measure(numMeasure, num))
+                    .obj("den", ClaimParams::measure(denMeasure, den)),
+                share);
+}
+
+std::string saidNs(Finding& f, int64_t ns, std::string_view measure, const ClaimParams& p) {
+    return said(f, fmtDuration(ns), measure, p, double(ns));
+}
+
+std::string saidName(Finding& f, std::string_view name, std::string_view measure,
+                     const ClaimParams& p, double value) {
+    std::string shown = name.size() > 80 ? std::string(name.substr(0, 77)) + "..." : std::string(name);
+    return said(f, "`" + shown + "`", measure, p, value);
+}
+
+std::string saidConstant(Finding& f, std::string shown, std::string_view why) {
+    return said(f, std::move(shown), "constant", ClaimParams().str("why", why), 0);
+}
+
+std::string describeWaitedFor(Finding& f, const std::vector<std::pair<std::string, int64_t>>& top,
+                              int32_t device, const std::vector<IdleCause>& causes, int64_t total) {
     std::string out;
+    const ClaimParams idle = ClaimParams().device(device).causes(causes);
     for (const auto& [name, ns] : top) {
         if (!out.empty()) out += ", ";
-        std::string shown = name.size() > 80 ? name.substr(0, 77) + "..." : name;
-        out += "`" + shown + "` " + fmtPct(total > 0 ? double(ns) / double(total) : 0);
+        const ClaimParams p = ClaimParams().device(device).causes(causes).str("name", name);
+        out += saidName(f, name, "waited_ns", p, double(ns)) + " " +
+               saidShare(f, total > 0 ? double(ns) / double(total) : 0, "waited_ns", p, "idle_ns",
+                         idle);
     }
     return out;
 }

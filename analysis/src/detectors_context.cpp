@@ -72,12 +72,14 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
     f.evidence = begins;
     f.evidence.insert(f.evidence.end(), evidence.begin(), evidence.end());
     f.title = "This trace records a CUDA/HIP graph capture, not the model running";
+    const auto cap = [](const char* stat) { return ClaimParams().str("stat", stat); };
     f.explanation =
-        std::to_string(captured) + " of the " + std::to_string(launches) +
+        said(f, std::to_string(captured), "capture", cap("captured"), double(captured)) + " of the " +
+        said(f, std::to_string(launches), "capture", cap("launches"), double(launches)) +
         " launch calls in the trace happen between a stream's BeginCapture and EndCapture "
         "calls: "
         "they are recorded into a graph, not run (" +
-        std::to_string(ran) +
+        said(f, std::to_string(ran), "capture", cap("ran"), double(ran)) +
         " launches ran work on the GPU). The GPU's idle time in this trace measures the capture, "
         "not the model, so no timing findings are given.";
     f.fix = "Profile the replay instead: warm up (the capture happens then), then profile a few "
@@ -178,16 +180,20 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
     std::string recompiles;
     for (const auto& [frame, n] : recompiled)
         recompiles += (recompiles.empty() ? "" : ", ") +
-                      ("frame " + std::to_string(frame) + " ×" + std::to_string(n));
-    f.title = compiling ? "torch.compile compiles inside the profiled window (" + fmtPct(share) +
+                      said(f, "frame " + std::to_string(frame) + " ×" + std::to_string(n), "recompiled",
+                           ClaimParams().num("frame", frame), n);
+    const auto shareClaim = [&] {
+        return saidShare(f, share, "compile_ns", {}, "window_ns", {});
+    };
+    f.title = compiling ? "torch.compile compiles inside the profiled window (" + shareClaim() +
                               " of it)"
                         : "torch.compile frames run recompiled versions";
     f.explanation =
         (compiling
              ? "Compilation (TorchDynamo tracing, AOTAutograd, Inductor code generation and "
                "autotuning) took " +
-                   fmtDuration(compileNs) + " of the " + fmtDuration(c.window.length()) +
-                   " window. That is a one-off cost, not a property of the step: " +
+                   saidNs(f, compileNs, "compile_ns", {}) + " of the " +
+                   saidNs(f, c.window.length(), "window_ns", {}) + " window. That is a one-off cost, not a property of the step: " +
                    (f.silencesTiming
                         ? "the window is mostly the compiler, so no timing findings are given."
                         : "the other findings' figures include it.")
@@ -263,14 +269,20 @@ void detectGraphBreaks(const DetectorInput& in, Findings& out) {
     for (SliceId e : evidence) f.ranges.push_back({s.start[e.index()], s.end(e.index())});
     f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
     const std::string unit = c.steps.empty() ? "iteration" : "step";
-    f.title = "The compiled model runs as " + std::to_string(maxFrames) + " graphs per " + unit +
-              " (graph breaks?)";
-    f.explanation = std::to_string(stepsWithBreaks) + " of " +
-                    std::to_string(framesPerStep.size()) + " " + unit + "s" +
+    const auto gf = [](const char* stat) { return ClaimParams().str("stat", stat); };
+    f.title = "The compiled model runs as " +
+              said(f, std::to_string(maxFrames), "graph_frames", gf("max"), double(maxFrames)) +
+              " graphs per " + unit + " (graph breaks?)";
+    f.explanation = said(f, std::to_string(stepsWithBreaks), "graph_frames", gf("with_breaks"),
+                         double(stepsWithBreaks)) +
+                    " of " +
+                    said(f, std::to_string(framesPerStep.size()), "graph_frames", gf("units"),
+                         double(framesPerStep.size())) +
+                    " " + unit + "s" +
                     (c.steps.empty() ? " (the runs of the lowest compiled frame, no ProfilerStep)"
                                      : "") +
                     " run up to " +
-                    std::to_string(maxFrames) +
+                    said(f, std::to_string(maxFrames), "graph_frames", gf("max"), double(maxFrames)) +
                     " distinct compiled frames (Torch-Compiled Region N/.). Where Dynamo cannot "
                     "trace (data-dependent "
                     "control flow, .item(), unsupported calls, print) it breaks the graph: Python "

@@ -300,45 +300,74 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                   : light      ? "The GPU waits for the CPU: the model is too light to fill it"
                   : bound      ? "The GPU waits for the CPU: kernel launches set the pace"
                                : "The GPU waits for the CPU to dispatch work";
+        using K = IdleCause;
+        const int32_t dv = subj.device;
+        const auto idleOf = [&](const std::vector<IdleCause>& ks) {
+            return ClaimParams().device(dv).causes(ks);
+        };
+        const std::vector<IdleCause> all{K::LaunchOverhead, K::CpuCompute, K::OptimizerCpu,
+                                         K::HostUntraced};
         std::string text =
             (subj.hostOnly ? "The thread running the steps spent " : "The GPU was idle ") +
-            fmtDuration(total) + " (" + fmtPct(f.savingShare) + " of " + shareBase(c) + ") " +
+            saidNs(f, total, "idle_ns", idleOf(all)) + " (" +
+            saidShare(f, double(total) / double(c.window.length()), "idle_ns", idleOf(all),
+                      "window_ns", {}) +
+            " of " + shareBase(c) + ") " +
             (subj.hostOnly ? "on its own work: " : "waiting for the host's own work: ") +
-            "launch calls and the dispatch between them " + fmtDuration(launch) +
-            ", CPU operators " + fmtDuration(cpu) + ", optimizer on the CPU " + fmtDuration(optim) +
-            ", untraced (Python, the GIL) " + fmtDuration(untraced) + ".";
+            "launch calls and the dispatch between them " +
+            saidNs(f, launch, "idle_ns", idleOf({K::LaunchOverhead})) + ", CPU operators " +
+            saidNs(f, cpu, "idle_ns", idleOf({K::CpuCompute})) + ", optimizer on the CPU " +
+            saidNs(f, optim, "idle_ns", idleOf({K::OptimizerCpu})) + ", untraced (Python, the GIL) " +
+            saidNs(f, untraced, "idle_ns", idleOf({K::HostUntraced})) + ".";
         if (!f.waitedFor.empty())
-            text += " Busiest on the host: " + describeWaitedFor(f.waitedFor, traced) + ".";
+            text += " Busiest on the host: " +
+                    describeWaitedFor(f, f.waitedFor, dv,
+                                      {K::LaunchOverhead, K::CpuCompute, K::OptimizerCpu}, traced) +
+                    ".";
+        const auto lb = [&](const char* stat) { return ClaimParams().device(dv).str("stat", stat); };
         if (bound && anySteps)
-            text += " " + std::to_string(boundSteps) + " of " + std::to_string(regionsSeen) +
+            text += " " + said(f, std::to_string(boundSteps), "launch_bound", lb("steps"), double(boundSteps)) +
+                    " of " + said(f, std::to_string(regionsSeen), "launch_bound", lb("regions"), double(regionsSeen)) +
                     " steps are launch-bound: ";
         else if (bound)
             text += " The window is launch-bound: ";
-        if (bound)
-            text += fmtPct(double(shortBound) / double(std::max<size_t>(1, kernelsBound))) +
-                    (anySteps ? " of their" : " of its") + " kernels ran shorter than the call that launched them and the launch "
+        if (bound) {
+            const double shortShare = double(shortBound) / double(std::max<size_t>(1, kernelsBound));
+            char b[32];
+            std::snprintf(b, sizeof b, "%.2f", queueSum / double(boundSteps));
+            text += said(f, fmtPct(shortShare), "launch_bound", lb("short_share"), shortShare) +
+                    (anySteps ? " of their" : " of its") +
+                    " kernels ran shorter than the call that launched them and the launch "
                     "queue held " +
-                    [&] {
-                        char b[32];
-                        std::snprintf(b, sizeof b, "%.2f", queueSum / double(boundSteps));
-                        return std::string(b);
-                    }() +
+                    said(f, b, "launch_bound", lb("mean_queue"), queueSum / double(boundSteps)) +
                     " items on average.";
+        }
         if (smallKernels) {
             char b[96];
-            std::snprintf(b, sizeof b, "%.2f blocks per SM", blocksPerSm);
-            text += " Kernels are small: median " + fmtDuration(medianKernel) +
-                    ", matrix multiplies at " + b + " (the batch does not fill the GPU).";
+            std::snprintf(b, sizeof b, "%.2f", blocksPerSm);
+            text += " Kernels are small: median " +
+                    saidNs(f, medianKernel, "kernel_median_ns", ClaimParams().device(dv)) +
+                    ", matrix multiplies at " +
+                    said(f, b, "matmul_blocks_per_sm", ClaimParams().device(dv), blocksPerSm) +
+                    " blocks per SM (the batch does not fill the GPU).";
         }
         const std::string per = anySteps ? " per step" : " in the window";
+        const auto mf = [&](const char* stat) { return ClaimParams().str("stat", stat); };
         if (shapesKnown)
-            text += " Matrix multiplies and convolutions do " + fmtGflop(work->perStep()) + per +
-                    " (input shapes of " + std::to_string(work->withShapes) +
+            text += " Matrix multiplies and convolutions do " +
+                    said(f, fmtGflop(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) + per +
+                    " (input shapes of " +
+                    said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
+                         double(work->withShapes)) +
                     " operators" +
                     (work->read < work->ops
-                         ? " read of " + std::to_string(work->ops) + ", the rest extrapolated"
-                     : work->withShapes < work->ops ? " of " + std::to_string(work->ops)
-                                                    : std::string()) +
+                         ? " read of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
+                                              double(work->ops)) +
+                               ", the rest extrapolated"
+                     : work->withShapes < work->ops
+                         ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
+                                         double(work->ops))
+                         : std::string()) +
                     "; convolutions at stride 1, an upper bound)" +
                     (light ? ": the model is light, the GPU finishes it faster than the host can "
                              "issue it."
@@ -349,13 +378,17 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                     " has no matrix-multiply or convolution operator to size it by.";
         else if (!subj.hostOnly)
             text += " Whether the model itself is light cannot be told: its " +
-                    std::to_string(work->ops) + " matrix-multiply and convolution operator" +
+                    said(f, std::to_string(work->ops), "matmul_flops", mf("ops"), double(work->ops)) +
+                    " matrix-multiply and convolution operator" +
                     (work->ops == 1 ? "" : "s") + " carry no input shapes (record_shapes=True).";
         if (usesGraphs)
-            text +=
-                " The work already runs as CUDA/HIP Graphs (" + std::to_string(fromGraphs) +
-                " of " + std::to_string(dev->launch.size()) +
-                " items from graph launches): the time left is the host's own, around the graphs.";
+            text += " The work already runs as CUDA/HIP Graphs (" +
+                    said(f, std::to_string(fromGraphs), "graph_items",
+                         ClaimParams().device(dv).str("stat", "from_graphs"), double(fromGraphs)) +
+                    " of " +
+                    said(f, std::to_string(dev->launch.size()), "graph_items",
+                         ClaimParams().device(dv).str("stat", "items"), double(dev->launch.size())) +
+                    " items from graph launches): the time left is the host's own, around the graphs.";
         if (untraced > total - untraced) // not untraced * 2: durations reach 2^62
             text += " Most of this time shows no traced event: profile with with_stack=True to see "
                     "the Python behind it.";
@@ -365,22 +398,27 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         struct Ranked {
             int64_t weight;
             std::string text, snippet;
+            std::vector<IdleCause> causes;
         };
         std::vector<Ranked> fixes;
         if (!usesGraphs && launch + (bound ? cpu : 0) > 0)
             fixes.push_back(
                 {launch + (bound ? cpu : 0),
                  "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
-                 "torch.cuda.graphs) so launches cost ~1 us per kernel; fuse small ops with "
-                 "torch.compile",
-                 "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs"});
+                 "torch.cuda.graphs) so launches cost " +
+                     saidConstant(f, "~1 us", "a graph replay's cost per kernel") +
+                     " per kernel; fuse small ops with torch.compile",
+                 "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs",
+                 bound ? std::vector<IdleCause>{K::LaunchOverhead, K::CpuCompute}
+                       : std::vector<IdleCause>{K::LaunchOverhead}});
         if (smallKernels || light)
             fixes.push_back(
                 {launch + cpu,
                  hasBackward(c) ? "raise the batch size (or sequence packing) so each kernel does more work"
                                 : "batch more inputs (requests) per call so each kernel does more work",
                  "loader = DataLoader(dataset, batch_size=4 * batch_size, ...)  # more work per "
-                 "launch"});
+                 "launch",
+                 {K::LaunchOverhead, K::CpuCompute}});
         if (optim > 0) {
             const std::string cls = optimizerClass(c);
             const bool fusedKnown = cls == "Adam" || cls == "AdamW" || cls == "SGD" || cls == "Adagrad";
@@ -397,7 +435,8 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                                            "all parameters)",
                      cls.empty() ? "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)  # or foreach=True"
                      : fusedKnown ? "optimizer = torch.optim." + cls + "(params, lr=lr, fused=True)"
-                                  : "optimizer = torch.optim." + cls + "(params, lr=lr, foreach=True)"});
+                                  : "optimizer = torch.optim." + cls + "(params, lr=lr, foreach=True)",
+                     {K::OptimizerCpu}});
         }
         if (cpu + untraced > 0)
             fixes.push_back(
@@ -405,13 +444,14 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                  "move CPU work out of the step (or onto the GPU) and cut Python overhead with "
                  "torch.compile; profile with with_stack=True to see untraced Python",
                  "prof = torch.profiler.profile(with_stack=True)  # names the Python behind "
-                 "untraced time"});
+                 "untraced time",
+                 {K::CpuCompute, K::HostUntraced}});
         std::stable_sort(fixes.begin(), fixes.end(),
                          [](const Ranked& a, const Ranked& b) { return a.weight > b.weight; });
         std::string fix, snippet;
         for (size_t i = 0; i < fixes.size(); ++i) {
             fix += (i ? " " : "") + std::to_string(i + 1) + ". " + fixes[i].text + " (" +
-                   fmtDuration(fixes[i].weight) + " of this idle time)" +
+                   saidNs(f, fixes[i].weight, "idle_ns", idleOf(fixes[i].causes)) + " of this idle time)" +
                    (i + 1 < fixes.size() ? ";" : ".");
             if (i < 2) snippet += (snippet.empty() ? "" : "\n") + fixes[i].snippet;
         }

@@ -85,13 +85,22 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
         const bool ampere = !gen.amd && gen.cc >= 8; // TF32 and bf16 Tensor Cores
         f.title = std::string("Matrix multiplies run in FP32 without ") +
                   (gen.amd ? "Matrix Cores" : "Tensor Cores");
+        const ClaimParams fp32p = ClaimParams().device(dev.device).str("class", "fp32_matmul");
+        const ClaimParams cc = ClaimParams().device(dev.device).str("field", "computeMajor");
         f.explanation =
-            "FP32 matrix-multiply and convolution kernels took " + fmtDuration(fp32) + " (" +
-            fmtPct(double(fp32) / double(d->busyNs)) + " of GPU busy time) on " +
-            (gen.amd ? "an AMD GPU (compute major " + std::to_string(gen.cc) + ")"
-                     : "a compute capability " + std::to_string(gen.cc) + ".x GPU") +
+            "FP32 matrix-multiply and convolution kernels took " + saidNs(f, fp32, "kernel_ns", fp32p) +
+            " (" +
+            saidShare(f, double(fp32) / double(d->busyNs), "kernel_ns", fp32p, "busy_ns",
+                      ClaimParams().device(dev.device)) +
+            " of GPU busy time) on " +
+            (gen.amd ? "an AMD GPU (compute major " +
+                           said(f, std::to_string(gen.cc), "device_prop", cc, gen.cc) + ")"
+                     : "a compute capability " +
+                           said(f, std::to_string(gen.cc) + ".x", "device_prop", cc, gen.cc) + " GPU") +
             ", and " + (gen.amd ? "Matrix-Core" : "Tensor-Core") + " kernels ran " +
-            fmtDuration(tc) + " of the matrix multiplies. " +
+            saidNs(f, tc, "kernel_ns",
+                   ClaimParams().device(dev.device).str("class", "tensor_core_matmul")) +
+            " of the matrix multiplies. " +
             (typesSay ? std::string("The operators' input types (record_shapes) are float.")
              : sawTypes
                  ? std::string("The library kernels' names say fp32; the operators read for "
@@ -99,8 +108,10 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
                  : std::string("The library kernels' names say fp32 (sgemm, scudnn, f32 "
                                "variants); the operators that launched them carry no input "
                                "types to confirm it (record_shapes=True would).")) +
-            " A " + (ampere || gen.amd ? "16-bit" : "half-precision (FP16)") +
-            " type typically makes these kernels 2-8x faster; the estimate assumes 2x.";
+            " A " + (ampere || gen.amd ? saidConstant(f, "16-bit", "a data type") : "half-precision (FP16)") +
+            " type typically makes these kernels " +
+            saidConstant(f, "2-8x", "mixed precision's typical speed-up") +
+            " faster; the estimate assumes " + saidConstant(f, "2x", "the estimate's assumption") + ".";
         if (!ampere && !gen.amd)
             f.explanation += " This GPU has no TF32: its Tensor Cores multiply FP16 (Volta, "
                              "Turing), so mixed precision with float16 is the way onto them.";
@@ -123,7 +134,8 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
             f.fix = how + " with automatic mixed precision in float16 (torch.autocast" +
                     (training ? " with a GradScaler" : "") +
                     "): on this GPU's Tensor Cores only FP16 runs; bfloat16 and TF32 need "
-                    "Ampere (compute capability 8.0) or newer.";
+                    "Ampere (compute capability " +
+                    saidConstant(f, "8.0", "Ampere's compute capability") + ") or newer.";
             f.snippet = training ? "scaler = torch.cuda.amp.GradScaler()\n"
                                    "with torch.autocast(\"cuda\", dtype=torch.float16):\n"
                                    "    loss = criterion(model(x), y)\n"
@@ -155,8 +167,11 @@ void detectCommExposed(const DetectorInput& in, Findings& out) {
             }
         f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
         f.title = "Communication is not hidden behind computation";
-        f.explanation = "Collective kernels ran " + fmtDuration(d->commNs) + ", of which " + fmtDuration(exposed) +
-                        " (" + fmtPct(double(exposed) / double(d->commNs)) +
+        const ClaimParams comm = ClaimParams().device(dev.device).str("class", "comm");
+        const ClaimParams exp = ClaimParams().device(dev.device).str("class", "comm_exposed");
+        f.explanation = "Collective kernels ran " + saidNs(f, d->commNs, "kernel_ns", comm) + ", of which " +
+                        saidNs(f, exposed, "kernel_ns", exp) + " (" +
+                        saidShare(f, double(exposed) / double(d->commNs), "kernel_ns", exp, "kernel_ns", comm) +
                         ") did not overlap any compute kernel. A collective kernel runs from when this rank "
                         "enters it until every rank has: its time is the transfer and the wait for the last "
                         "rank to arrive, which one rank's trace cannot tell apart. Analyse the ranks together "
@@ -200,8 +215,13 @@ void detectMemoryPressure(const DetectorInput& in, Findings& out) {
         const int64_t at = std::clamp(peakTs, c.window.startNs, c.window.endNs);
         f.ranges = {{at, std::min(at + 1, c.window.endNs)}};
         f.title = "GPU memory is nearly full";
-        f.explanation = "The caching allocator reserved up to " + std::to_string(peak / (1 << 20)) + " MiB (" +
-                        fmtPct(share) + " of the GPU's memory): allocations start to fail and retry (cudaFree + "
+        const ClaimParams mp = ClaimParams().device(p.id);
+        f.explanation = "The caching allocator reserved up to " +
+                        said(f, std::to_string(peak / (1 << 20)) + " MiB", "memory_peak", mp, double(peak)) +
+                        " (" +
+                        saidShare(f, share, "memory_peak", mp, "device_prop",
+                                  ClaimParams().device(p.id).str("field", "totalGlobalMem")) +
+                        " of the GPU's memory): allocations start to fail and retry (cudaFree + "
                         "cudaMalloc stalls) and a larger batch will not fit.";
         f.fix = "Reduce activation memory: activation checkpointing, mixed precision, smaller micro-batches; "
                 "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.";

@@ -3,6 +3,7 @@
 #include "detectors.h"
 
 #include "stallscope/analysis/name_rules.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/model/copy_kind.h"
 
 #include <algorithm>
@@ -13,7 +14,9 @@ using namespace model;
 
 namespace {
 constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
-std::string whereFrom(const Context& c, SliceId call);
+std::string whereFrom(const Context& c, Finding& f, SliceId call,
+                      const char* lead = " The longest wait, ", const char* mid = ", is ");
+std::string hostOnlyWords(const Context& c);
 int64_t causeNs(const DeviceMetrics& d, IdleCause c) { return d.idle.causes[idx(c)].ns; }
 } // namespace
 
@@ -36,25 +39,36 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
                          : loaders;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::DataLoading)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::DataLoading)], 5);
-        const std::string where =
-            singleProcess ? " inside the DataLoader itself (num_workers=0: batches are made in the "
-                            "same process, one after another)"
-            : loaders.empty() ? " outside any DataLoader (named input preparation before the step's first GPU work)"
-                              : "";
+        std::string where;
+        if (singleProcess) {
+            std::vector<std::string> names;
+            for (SliceId id : loaders)
+                if (c.name(id.index()).find("SingleProcess") != std::string_view::npos)
+                    names.emplace_back(c.name(id.index()));
+            std::sort(names.begin(), names.end());
+            names.erase(std::unique(names.begin(), names.end()), names.end());
+            where = " inside the DataLoader itself (" +
+                    said(f, "num_workers=0", "calls", ClaimParams().names(names).str("stat", "count"), 1) +
+                    ": batches are made in the same process, one after another)";
+        } else if (loaders.empty()) {
+            where = " outside any DataLoader (named input preparation before the step's first GPU work)";
+        }
+        const std::vector<IdleCause> causes{IdleCause::DataLoading};
+        const ClaimParams idle = ClaimParams().device(d.device).causes(causes);
         const std::string thread = d.hostOnly ? "the thread running the steps" : launchingThread(c);
         if (d.hostOnly) {
             f.title = "Steps wait for the input pipeline";
-            f.explanation = "The thread running the steps spent " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) +
-                            " of " + shareBase(c) + ") loading and preparing data" + where +
-                            ". This trace has no GPU work, so this is measured on the CPU: "
-                            "the same loop on a GPU leaves the GPU idle for this time. It ran: " +
-                            describeWaitedFor(f.waitedFor, ns) + ".";
+            f.explanation = "The thread running the steps spent " + saidNs(f, ns, "idle_ns", idle) + " (" +
+                            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
+                            " of " + shareBase(c) + ") loading and preparing data" + where + ". " +
+                            hostOnlyWords(c) + " It ran: " + describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + ".";
         } else {
             f.title = "GPU idle while the input pipeline prepares batches";
-            f.explanation = "The GPU sat idle for " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) + " of " +
-                            shareBase(c) + ") while " + thread + " was loading and preparing data" + where +
+            f.explanation = "The GPU sat idle for " + saidNs(f, ns, "idle_ns", idle) + " (" +
+                            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
+                            " of " + shareBase(c) + ") while " + thread + " was loading and preparing data" + where +
                             ". No GPU work was queued during that time. It ran: " +
-                            describeWaitedFor(f.waitedFor, ns) + ".";
+                            describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + ".";
         }
         if (!loaders.empty()) {
             f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise "
@@ -123,19 +137,25 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         const double gbs = copyNs > 0 ? double(bytes) / double(copyNs) : 0;
         char bw[64];
         std::snprintf(bw, sizeof bw, "%.1f GB/s", gbs);
+        const auto copiesStat = [&](const char* stat) {
+            return ClaimParams().device(dev.device).str("set", "blocking_h2d").str("stat", stat);
+        };
         const bool loader = c.anyNamed(kNcDataLoader);
         f.title = "Host-to-device copies from pageable memory block " + launchingThread(c);
-        f.explanation = std::to_string(copies.size()) + " host-to-device copies (" +
-                        std::to_string(bytes / 1000000) + " MB, " + fmtDuration(copyNs) +
-                        " on the GPU at " + bw +
-                        ") read from pageable (not page-locked) memory, so the CUDA driver stages "
-                        "them through a "
-                        "bounce buffer and the call blocks the CPU until the copy is done; the "
-                        "copy cannot overlap "
-                        "with compute. The GPU was idle " +
-                        fmtDuration(idle) +
-                        " while the thread was inside these "
-                        "copy calls." +
+        f.explanation = said(f, std::to_string(copies.size()), "copies", copiesStat("count"),
+                             double(copies.size())) +
+                        " host-to-device copies (" +
+                        said(f, std::to_string(bytes / 1000000) + " MB", "copies", copiesStat("bytes"),
+                             double(bytes)) +
+                        ", " + said(f, fmtDuration(copyNs), "copies", copiesStat("ns"), double(copyNs)) +
+                        " on the GPU at " + said(f, bw, "copies", copiesStat("gb_per_s"), gbs) +
+                        ") read from pageable (not page-locked) memory or by a synchronous call: the "
+                        "driver stages a pageable copy through a bounce buffer and the call blocks "
+                        "the CPU until the copy is done; the copy cannot overlap with compute. The "
+                        "GPU was idle " +
+                        saidNs(f, idle, "idle_ns",
+                               ClaimParams().device(dev.device).causes({IdleCause::BlockingCopy})) +
+                        " while the thread was inside blocking copy calls." +
                         [&] {
                             SliceId longestCall; // the copy call that blocked longest
                             for (SliceId cp : copies) {
@@ -144,7 +164,7 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
                                                   s.dur[l.index()] > s.dur[longestCall.index()]))
                                     longestCall = l;
                             }
-                            return whereFrom(c, longestCall);
+                            return whereFrom(c, f, longestCall);
                         }();
         if (loader) {
             f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the "
@@ -172,7 +192,7 @@ namespace {
 /// " The longest wait, 463 ms, is `hipMemcpyWithStream` under `aten::copy_`, called from
 /// `cuda_graph_runner.py(212): replay`." — what the trace shows of where a call came from:
 /// its innermost operator and Python frame (with_stack), when the trace has them.
-std::string whereFrom(const Context& c, SliceId call) {
+std::string whereFrom(const Context& c, Finding& f, SliceId call, const char* lead, const char* mid) {
     if (!call.valid()) return {};
     const SliceTable& s = c.trace.slices();
     // The innermost operator, and the innermost Python frame of a source file ("x.py(12):
@@ -192,34 +212,69 @@ std::string whereFrom(const Context& c, SliceId call) {
         if (!inTorch && frame.empty()) frame = std::string(n);
     }
     if (frame.empty()) frame = torchFrame;
-    std::string out = " The longest wait, " + fmtDuration(s.dur[call.index()]) + ", is `" +
-                      std::string(c.name(call.index())) + "`";
-    if (!op.empty()) out += " under `" + op + "`";
-    if (!frame.empty()) out += ", called from `" + frame + "`";
+    const ClaimParams ref = ClaimParams().slice("slice", c, call);
+    std::string out = std::string(lead) +
+                      saidNs(f, s.dur[call.index()], "slice", ClaimParams(ref).str("stat", "dur")) +
+                      mid +
+                      saidName(f, c.name(call.index()), "slice", ClaimParams(ref).str("stat", "dur"),
+                               double(s.dur[call.index()]));
+    if (!op.empty())
+        out += " under " + saidName(f, op, "ancestor", ClaimParams(ref).str("name", op), 1);
+    if (!frame.empty())
+        out += ", called from " + saidName(f, frame, "ancestor", ClaimParams(ref).str("name", frame), 1);
     return out + ".";
+}
+
+/// What the text says about a trace without GPU work, by what it has: no launch call at all
+/// (the work ran on the CPU) or launch calls whose GPU side was not recorded.
+std::string hostOnlyWords(const Context& c) {
+    return launchCalls(c).total > 0
+               ? "The GPU side of this trace was not recorded, so this is measured on the host: "
+                 "with the GPU recorded, the GPU idles for this time."
+               : "This trace has no GPU work, so this is measured on the CPU: the same loop on a "
+                 "GPU leaves the GPU idle for this time.";
 }
 } // namespace
 
 namespace {
 /// The last stream-wait call (`cudaStreamWaitEvent`, `hipStreamWaitEvent`) on a launch's
-/// thread in the 5 ms before it, or empty: what a stream waited for before that work.
-std::string streamWaitBefore(const Context& c, SliceId launch) {
+/// thread in the 5 ms before it, or invalid: what a stream waited for before that work.
+SliceId streamWaitBefore(const Context& c, SliceId launch) {
     const SliceTable& s = c.trace.slices();
     const TrackId th = s.track[launch.index()];
     const uint32_t last = c.trace.sliceRange(th).second;
-    std::string call;
+    SliceId call;
     for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(th, s.start[launch.index()] - 5'000'000);
          i < last && s.start[i] <= s.start[launch.index()]; ++i)
-        if (c.name(i).find("StreamWaitEvent") != std::string_view::npos)
-            call = std::string(c.name(i));
+        if (c.name(i).find("StreamWaitEvent") != std::string_view::npos) call = SliceId(i);
     return call;
+}
+
+/// `work` on "stream 7", claimed: the name of the work, and its stream.
+std::string workOnStream(const Context& c, Finding& f, uint32_t work) {
+    const SliceTable& s = c.trace.slices();
+    const ClaimParams ref = ClaimParams().slice("slice", c, SliceId(work));
+    const std::string stream(c.trace.str(c.trace.track(s.track[work]).name));
+    return saidName(f, std::string(c.name(work)).substr(0, 60), "slice",
+                    ClaimParams(ref).str("stat", "dur"), double(s.dur[work])) +
+           " on " + said(f, stream, "stream_of", ref, 0);
+}
+
+/// The time from one slice's edge to another's, claimed (docs/claims.md "gap").
+std::string gapBetween(const Context& c, Finding& f, SliceId from, const char* fromEdge, SliceId to,
+                       const char* toEdge, int64_t ns) {
+    return saidNs(f, ns, "gap",
+                  ClaimParams()
+                      .obj("from", ClaimParams().slice("s", c, from).str("edge", fromEdge))
+                      .obj("to", ClaimParams().slice("s", c, to).str("edge", toEdge)));
 }
 
 /// When the work a wait waited for was queued before the wait began yet started only near
 /// its end, with the GPU idle meanwhile, the GPU itself waited for something the trace does
 /// not show (an event recorded by work outside the trace: another process, a stream that
 /// was not profiled). Says so, naming the stream-wait call that preceded it, if any.
-std::string queuedWorkStartedLate(const Context& c, const DeviceActivity& dev, SliceId wait) {
+std::string queuedWorkStartedLate(const Context& c, Finding& f, const DeviceActivity& dev,
+                                  SliceId wait) {
     const SliceTable& s = c.trace.slices();
     const int64_t a = s.start[wait.index()], b = s.end(wait.index());
     if (b - a < 1'000'000) return {}; // short waits: not worth the words
@@ -230,20 +285,22 @@ std::string queuedWorkStartedLate(const Context& c, const DeviceActivity& dev, S
         if (!l.valid() || s.end(l.index()) > a) continue;
         // The GPU idle from the wait's start until this work began?
         if (lengthWithin(dev.busy, a, s.start[w]) > (s.start[w] - a) / 10) return {};
-        const std::string waitCall = streamWaitBefore(c, l);
-        const std::string stream(c.trace.str(c.trace.track(s.track[w]).name));
-        return " The GPU work it waited for was queued " + fmtDuration(a - s.end(l.index())) +
-               " before the wait began (`" + std::string(c.name(w)).substr(0, 60) + "` on " +
-               stream + ") but started only " + fmtDuration(s.start[w] - a) +
+        const SliceId waitCall = streamWaitBefore(c, l);
+        return " The GPU work it waited for was queued " +
+               gapBetween(c, f, l, "end", wait, "start", a - s.end(l.index())) +
+               " before the wait began (" + workOnStream(c, f, w) + ") but started only " +
+               gapBetween(c, f, wait, "start", SliceId(w), "start", s.start[w] - a) +
                " into it, with the GPU idle meanwhile: " +
-               (waitCall.empty() ? "the GPU waited for something the trace does not show"
-                                 : "after `" + waitCall +
-                                       "`, the stream waited for an event recorded by work the "
-                                       "trace does not show (another process, or a stream that "
-                                       "was not profiled)") +
+               (!waitCall.valid()
+                    ? std::string("the GPU waited for something the trace does not show")
+                    : "after " +
+                          saidName(f, c.name(waitCall.index()), "slice",
+                                   ClaimParams().slice("slice", c, waitCall).str("stat", "dur"),
+                                   double(s.dur[waitCall.index()])) +
+                          ", the stream waited for an event recorded by work the trace does not "
+                          "show (another process, or a stream that was not profiled)") +
                ". Removing this wait alone would not start that work sooner; the replay counts "
-               "only what it can "
-               "see.";
+               "only what it can see.";
     }
     return {};
 }
@@ -327,22 +384,38 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
         std::map<std::string, size_t> kinds;
         for (SliceId id : syncs) ++kinds[std::string(c.name(id.index()))];
         std::string list;
-        for (const auto& [n, k] : kinds) list += (list.empty() ? "" : ", ") + ("`" + n + "` ×" + std::to_string(k));
+        for (const auto& [n, k] : kinds)
+            list += (list.empty() ? "" : ", ") +
+                    said(f, "`" + n + "` ×" + base::formatCount(k), "sync_calls",
+                         ClaimParams().str("name", n).str("stat", "count"), double(k));
         size_t steps = 0;
         for (const Step& st : c.steps) steps += st.startNs >= c.window.startNs && st.startNs < c.window.endNs;
         const size_t perStep = steps == 0 ? syncs.size() : (syncs.size() + steps - 1) / steps;
         const bool training = hasBackward(c);
+        const ClaimParams syncCount = ClaimParams().str("stat", "count");
         f.title = steps == 0
-                      ? "The host waits for the GPU (" + std::to_string(syncs.size()) +
+                      ? "The host waits for the GPU (" +
+                            said(f, base::formatCount(syncs.size()), "sync_calls", syncCount,
+                                 double(syncs.size())) +
                             " synchronising call" + (syncs.size() == 1 ? ")" : "s)")
                       : std::string(training ? "The training loop" : "The loop") + " waits for the GPU about " +
-                            std::to_string(perStep) + " time" + (perStep == 1 ? "" : "s") + " per step";
+                            said(f, std::to_string(perStep), "ratio",
+                                 ClaimParams()
+                                     .obj("num", ClaimParams::measure("sync_calls", syncCount))
+                                     .obj("den", ClaimParams::measure(
+                                                     "steps", ClaimParams().str("stat", "count")))
+                                     .str("round", "ceil"),
+                                 double(perStep)) +
+                            " time" + (perStep == 1 ? "" : "s") + " per step";
         f.explanation =
-            "Synchronising calls (" + list + ") made the CPU wait " + fmtDuration(blocked) +
+            "Synchronising calls (" + list + ") made the CPU wait " +
+            saidNs(f, blocked, "sync_calls", ClaimParams().str("stat", "ns")) +
             " for the GPU. While it waited it could not prepare and queue the next work; the GPU "
             "idled " +
-            fmtDuration(attributed) + " inside these waits and up to " + fmtDuration(lostOverlap) +
-            " after them." + whereFrom(c, longest) + queuedWorkStartedLate(c, dev, longest) +
+            saidNs(f, attributed, "sync_idle_ns", ClaimParams().device(dev.device)) +
+            " inside these waits and up to " +
+            saidNs(f, lostOverlap, "sync_after_idle", ClaimParams().device(dev.device)) +
+            " after them." + whereFrom(c, f, longest) + queuedWorkStartedLate(c, f, dev, longest) +
             (training ? " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
                         "torch.cuda.synchronize() and data-dependent control flow."
                       : " Typical sources: .item()/.tolist()/.cpu() on outputs, torch.cuda.synchronize(), "
@@ -401,18 +474,31 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
         f.title = d.hostOnly ? "Logging or checkpointing stalls the steps"
                              : "Logging or checkpointing stalls the GPU";
         const std::string thread = d.hostOnly ? "the thread running the steps" : launchingThread(c);
-        f.explanation = (d.hostOnly ? "The thread running the steps spent " : "The GPU waited ") + fmtDuration(ns) +
-                        " (" + fmtPct(f.savingShare) + " of " + shareBase(c) + ") while " + thread +
-                        " saved, serialised, wrote or printed: " + describeWaitedFor(f.waitedFor, ns) + "." +
-                        (longSteps ? " " + std::to_string(longSteps) + " step(s) are more than " +
-                                         fmtPct(c.options.thresholds.longStepFactor - 1) +
-                                         " longer than the median because of it (a saw-tooth timeline)."
-                                   : "") +
-                        (d.hostOnly ? " This trace has no GPU work, so this is measured on the CPU: on a GPU the "
-                                      "GPU waits for it."
-                                    : "");
+        const std::vector<IdleCause> causes{IdleCause::IoLoggingCheckpoint};
+        const ClaimParams idle = ClaimParams().device(d.device).causes(causes);
+        f.explanation =
+            (d.hostOnly ? "The thread running the steps spent " : "The GPU waited ") +
+            saidNs(f, ns, "idle_ns", idle) + " (" +
+            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
+            " of " + shareBase(c) + ") while " + thread + " saved, serialised, wrote or printed: " +
+            describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + "." +
+            (longSteps ? " " +
+                             said(f, std::to_string(longSteps), "steps",
+                                  ClaimParams()
+                                      .str("stat", "long_with_idle")
+                                      .device(d.device)
+                                      .str("cause", idleCauseName(IdleCause::IoLoggingCheckpoint))
+                                      .real("factor", c.options.thresholds.longStepFactor),
+                                  double(longSteps)) +
+                             " step(s) are more than " +
+                             saidConstant(f, fmtPct(c.options.thresholds.longStepFactor - 1),
+                                          "longStepFactor") +
+                             " longer than the median because of it (a saw-tooth timeline)."
+                       : "") +
+            (d.hostOnly ? " " + hostOnlyWords(c) : "");
         if (hasBackward(c)) {
-            f.fix = "Log every 10-100 steps, checkpoint per epoch or asynchronously (a background thread or "
+            f.fix = "Log every " + saidConstant(f, "10-100", "logging interval advice") +
+                    " steps, checkpoint per epoch or asynchronously (a background thread or "
                     "torch.distributed.checkpoint.async_save), and write to fast local storage.";
             f.snippet =
                 "if step % log_every == 0:\n"
@@ -451,10 +537,13 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
         if (f.evidence.size() < 20) f.evidence.push_back(st.slice);
     f.title = "No GPU work in this trace";
     f.explanation =
-        runtimeCalls ? "The trace has " + std::to_string(runtimeCalls) +
+        runtimeCalls ? "The trace has " +
+                           said(f, base::formatCount(runtimeCalls), "runtime_calls",
+                                ClaimParams().str("stat", "count"), double(runtimeCalls)) +
                            " GPU runtime calls but no launch, copy or memset call among them and no GPU "
                            "work: nothing was sent to the GPU, the model and tensors stayed on the CPU."
-        : listed ? "The profiler saw " + std::to_string(listed) +
+        : listed ? "The profiler saw " +
+                       said(f, std::to_string(listed), "device_count", {}, double(listed)) +
                        " GPU(s) but no work ran on them: the model and tensors stayed on the CPU."
                  : "This is a CPU-only trace: no GPU was visible to the process and every operator ran on the CPU.";
     f.fix = "Check torch.cuda.is_available(), move the model and each batch to the GPU, and record GPU activity; "
@@ -473,7 +562,7 @@ namespace {
 /// it, how long it sat queued, on which stream, the stream-wait call before its launch, and
 /// what the launching thread was doing meanwhile (the longest call overlapping the wait,
 /// with its operator and Python frame).
-std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
+std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d) {
     const SliceTable& s = c.trace.slices();
     const IdleGap* gap = nullptr;
     for (const IdleGap& g : d.idle.gaps)
@@ -483,7 +572,7 @@ std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
     if (!gap || gap->endNs - gap->startNs < c.window.length() / 20) return {};
     const uint32_t w = gap->endingWork.index(), l = gap->launch.index();
     const TrackId th = s.track[l];
-    const std::string waitCall = streamWaitBefore(c, SliceId(l));
+    const SliceId waitCall = streamWaitBefore(c, SliceId(l));
     const uint32_t last = c.trace.sliceRange(th).second;
     // The longest call on the launching thread inside the wait.
     SliceId longest;
@@ -491,24 +580,23 @@ std::string longestGpuWait(const Context& c, const DeviceMetrics& d) {
          i < last && s.start[i] < gap->endNs; ++i)
         if (isLaunchSide(s.kind[i]) && (!longest.valid() || s.dur[i] > s.dur[longest.index()]))
             longest = SliceId(i);
-    std::string out = " The longest wait, " + fmtDuration(gap->endNs - gap->startNs) + ": `" +
-                      std::string(c.name(w)).substr(0, 70) + "` on " +
-                      std::string(c.trace.str(c.trace.track(s.track[w]).name)) + " was launched " +
-                      fmtDuration(s.start[w] - s.end(l)) + " before it started, with the GPU idle";
-    out += waitCall.empty()
-               ? ": it waited on the GPU side for something the trace does not show."
-               : ", after `" + waitCall +
-                     "`: its stream waited for an event recorded by work the trace does not show "
+    std::string out =
+        " The longest wait, " +
+        saidNs(f, gap->endNs - gap->startNs, "idle_gap",
+               ClaimParams().device(d.device).num("end_ns", gap->endNs)) +
+        ": " + workOnStream(c, f, w) + " was launched " +
+        gapBetween(c, f, SliceId(l), "end", SliceId(w), "start", s.start[w] - s.end(l)) +
+        " before it started, with the GPU idle";
+    out += !waitCall.valid()
+               ? std::string(": it waited on the GPU side for something the trace does not show.")
+               : ", after " +
+                     saidName(f, c.name(waitCall.index()), "slice",
+                              ClaimParams().slice("slice", c, waitCall).str("stat", "dur"),
+                              double(s.dur[waitCall.index()])) +
+                     ": its stream waited for an event recorded by work the trace does not show "
                      "(another process, or a stream that was not profiled).";
-    if (longest.valid() && s.dur[longest.index()] > (gap->endNs - gap->startNs) / 2) {
-        // whereFrom: " The longest wait, D, is `call` under `op`, called from `frame`."
-        const std::string where = whereFrom(c, longest);
-        const std::string call = "`" + std::string(c.name(longest.index())) + "`";
-        const size_t at = where.find(call);
-        out += " Meanwhile the launching thread was blocked " +
-               fmtDuration(s.dur[longest.index()]) + " in " + call +
-               (at == std::string::npos ? "." : where.substr(at + call.size()));
-    }
+    if (longest.valid() && s.dur[longest.index()] > (gap->endNs - gap->startNs) / 2)
+        out += whereFrom(c, f, longest, " Meanwhile the launching thread was blocked ", " in ");
     return out;
 }
 } // namespace
@@ -528,21 +616,26 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
         for (size_t k = 0; k < kIdleCauseCount; ++k) causes.emplace_back(d.idle.causes[k].ns, static_cast<IdleCause>(k));
         std::sort(causes.rbegin(), causes.rend());
         std::string breakdown;
+        const ClaimParams allIdle = ClaimParams().device(d.device);
         for (const auto& [ns, k] : causes) {
             if (ns <= 0) continue;
-            breakdown += (breakdown.empty() ? "" : ", ") + std::string(idleCauseName(k)) + " " + fmtDuration(ns) + " (" +
-                         fmtPct(double(ns) / double(d.idleNs)) + ")";
+            const ClaimParams one = ClaimParams().device(d.device).strs("causes", {std::string(idleCauseName(k))});
+            breakdown += (breakdown.empty() ? "" : ", ") + std::string(idleCauseName(k)) + " " +
+                         saidNs(f, ns, "idle_ns", one) + " (" +
+                         saidShare(f, double(ns) / double(d.idleNs), "idle_ns", one, "idle_ns", allIdle) + ")";
         }
         Intervals all;
         for (const auto& g : d.idle.gaps) all.push_back({g.startNs, g.endNs});
         f.ranges = longestRanges(all, 12);
         for (const auto& g : d.idle.gaps)
             if (g.endingWork.valid() && f.evidence.size() < 20) f.evidence.push_back(g.endingWork);
-        f.title = "GPU utilisation is " + fmtPct(d.utilization);
-        f.explanation = "The GPU was busy " + fmtPct(d.utilization) + " of the window and idle " +
-                        fmtDuration(d.idleNs) + "; the more specific findings explain " +
-                        fmtDuration(explained) + " of it. Idle time by cause: " + breakdown + "." +
-                        longestGpuWait(c, d);
+        const ClaimParams dev = ClaimParams().device(d.device);
+        const auto util = [&] { return saidShare(f, d.utilization, "busy_ns", dev, "window_ns", {}); };
+        f.title = "GPU utilisation is " + util();
+        f.explanation = "The GPU was busy " + util() + " of the window and idle " +
+                        saidNs(f, d.idleNs, "idle_ns", dev) + "; the more specific findings explain " +
+                        saidNs(f, explained, "findings_idle_ns", dev) + " of it. Idle time by cause: " +
+                        breakdown + "." + longestGpuWait(c, f, d);
         f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to "
                 "see what the "
                 "launching thread was doing. For work that waits on the GPU side, find what "

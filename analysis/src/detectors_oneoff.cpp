@@ -3,6 +3,7 @@
 #include "detectors.h"
 
 #include "stallscope/analysis/name_rules.h"
+#include "stallscope/base/text_format.h"
 
 #include <algorithm>
 #include <map>
@@ -24,20 +25,31 @@ std::string stepList(const Context& c, const std::vector<int64_t>& steps) {
     return word + std::to_string(steps.front()) + "..#" + std::to_string(steps.back());
 }
 
-/// "`cudaFree` ×3 (6.54 s), `cudaLaunchKernel` ×2 (3.06 s, first launches)".
-std::string callList(const std::vector<Warmup::Calls>& calls, size_t n) {
+/// "`cudaFree` ×3 (6.54 s), `cudaLaunchKernel` ×2 (3.06 s, first launches)", each claimed as
+/// the calls of that name starting inside [from, to) (first uses only for the set-up ones).
+std::string callList(Finding& f, const std::vector<Warmup::Calls>& calls, size_t n, int64_t from,
+                     int64_t to) {
     std::string out;
     for (size_t i = 0; i < calls.size() && i < n; ++i) {
         const Warmup::Calls& k = calls[i];
-        out += (out.empty() ? "" : ", ") + ("`" + k.name + "` ×" + std::to_string(k.count) + " (" +
-                                            fmtDuration(k.ns) +
-                                            (k.cause == IdleCause::Setup &&
-                                                     names::containsNoCase(k.name, "launch")
-                                                 ? ", first launches"
-                                                 : "") +
-                                            ")");
+        const bool firstUse = k.cause == IdleCause::Setup && names::containsNoCase(k.name, "launch");
+        ClaimParams p = ClaimParams().names({k.name}).num("from_ns", from).num("to_ns", to);
+        if (firstUse) p.num("first_use", 1);
+        out += (out.empty() ? "" : ", ") +
+               said(f, "`" + k.name + "` ×" + base::formatCount(k.count), "calls",
+                    ClaimParams(p).str("stat", "count"), double(k.count)) +
+               " (" + saidNs(f, k.ns, "calls", ClaimParams(p).str("stat", "ns")) +
+               (firstUse ? ", first launches" : "") + ")";
     }
     return out;
+}
+
+/// "ProfilerStep#5 and #6", claimed as the warm-up's steps (the audit finds them itself).
+std::string saidSteps(Finding& f, const Context& c, const std::vector<int64_t>& steps) {
+    std::vector<std::string> numbers;
+    for (int64_t n : steps) numbers.push_back(std::to_string(n));
+    return said(f, stepList(c, steps), "warmup_steps", ClaimParams().strs("numbers", numbers),
+                double(steps.size()));
 }
 
 } // namespace
@@ -57,36 +69,47 @@ void detectWarmup(const DetectorInput& in, Findings& out) {
     f.silencesTiming = w.wholeWindow;
     f.confidence = 0.8;
     f.ranges = {{w.startNs, w.endNs}};
+    const ClaimParams span = ClaimParams().num("from_ns", w.startNs).num("to_ns", w.endNs);
+    const auto wholeNs = [&] { return saidNs(f, whole, "whole_window_ns", {}); };
+    const auto sharePct = [&] { return saidShare(f, share, "span_ns", span, "whole_window_ns", {}); };
     std::string what;
     if (w.wholeWindow)
-        what = w.steps.empty() ? "The whole " + fmtDuration(whole) + " window holds"
-                               : "Every step of the window (" + stepList(c, w.steps) + ", " +
-                                     fmtDuration(whole) + ") holds";
+        what = w.steps.empty() ? "The whole " + wholeNs() + " window holds"
+                               : "Every step of the window (" + saidSteps(f, c, w.steps) + ", " +
+                                     wholeNs() + ") holds";
     else
-        what = (w.steps.empty() ? "The first " + fmtDuration(w.lengthNs()) + " of the window"
-                                : stepList(c, w.steps) + " (" + fmtDuration(w.lengthNs()) + ")") +
-               ", " + fmtPct(share) + " of the " + fmtDuration(whole) + " window, hold" +
+        what = (w.steps.empty() ? "The first " + saidNs(f, w.lengthNs(), "span_ns", span) +
+                                      " of the window"
+                                : saidSteps(f, c, w.steps) + " (" +
+                                      saidNs(f, w.lengthNs(), "span_ns", span) + ")") +
+               ", " + sharePct() + " of the " + wholeNs() + " window, hold" +
                (w.steps.size() == 1 ? "s" : "");
     f.title = w.wholeWindow ? "The whole window is warm-up: one-off set-up, not the steady loop"
-                            : "The window begins with warm-up (" + fmtPct(share) + " of it)";
+                            : "The window begins with warm-up (" + sharePct() + " of it)";
     std::string parts;
-    const auto part = [&](int64_t ns, const char* text) {
+    const auto part = [&](int64_t ns, IdleCause cause, const char* text) {
         if (ns <= 0) return;
-        parts += (parts.empty() ? "" : ", ") + fmtDuration(ns) + " " + text;
+        // The idle attribution over the whole window, inside the warm-up.
+        const ClaimParams p = ClaimParams(span).causes({cause}).str("over", "whole").device(w.device);
+        parts += (parts.empty() ? "" : ", ") + saidNs(f, ns, "idle_ns", p) + " " + text;
     };
-    part(w.oneOffNs[0], "while the host set up (created streams, events or handles, loaded modules, "
-                        "used a kernel or call for the first time)");
-    part(w.oneOffNs[1], "while it generated or tuned code (torch.compile, TorchScript fusion, NVRTC, "
-                        "algorithm search)");
-    part(w.oneOffNs[2], "inside memory allocation and free calls");
+    part(w.oneOffNs[0], IdleCause::Setup,
+         "while the host set up (created streams, events or handles, loaded modules, used a "
+         "kernel or call for the first time)");
+    part(w.oneOffNs[1], IdleCause::Jit,
+         "while it generated or tuned code (torch.compile, TorchScript fusion, NVRTC, algorithm "
+         "search)");
+    part(w.oneOffNs[2], IdleCause::Allocator, "inside memory allocation and free calls");
     f.explanation = what + " one-off work the steady loop does not repeat: the GPU idled " + parts + ".";
-    if (!w.calls.empty()) f.explanation += " The one-off calls: " + callList(w.calls, 5) + ".";
+    if (!w.calls.empty())
+        f.explanation += " The one-off calls: " + callList(f, w.calls, 5, w.startNs, w.endNs) + ".";
     f.explanation +=
         w.wholeWindow
             ? " No steady part follows it in this trace, so no timing findings are given: they "
               "would describe the warm-up, not the loop."
-            : " The findings below are about the steady part after it: " + c.window.description +
-                  " (" + fmtDuration(c.window.length()) + ").";
+            : " The findings below are about the steady part after it: " +
+                  said(f, c.window.description, "window", {}, 0) + " (" +
+                  saidNs(f, c.window.length(), "window_ns", {}) + ").";
     f.fix = "Profile after warm-up: let the first iterations run unprofiled (a torch.profiler "
             "schedule with wait and warmup steps), or start the profiler once the model has run "
             "a few times.";
@@ -121,11 +144,15 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
         for (const auto& [id, e] : byName) calls.emplace_back(std::string(c.trace.str(id)), e);
         std::stable_sort(calls.begin(), calls.end(),
                          [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+        Finding f = makeFinding(c, FindingKind::AllocatorChurn, d.device, ns);
         std::string list;
-        for (size_t i = 0; i < calls.size() && i < 4; ++i)
-            list += (list.empty() ? "" : ", ") + ("`" + calls[i].first + "` ×" +
-                                                  std::to_string(calls[i].second.first) + " (" +
-                                                  fmtDuration(calls[i].second.second) + ")");
+        for (size_t i = 0; i < calls.size() && i < 4; ++i) {
+            const ClaimParams p = ClaimParams().names({calls[i].first});
+            list += (list.empty() ? "" : ", ") +
+                    said(f, "`" + calls[i].first + "` ×" + base::formatCount(calls[i].second.first),
+                         "calls", ClaimParams(p).str("stat", "count"), double(calls[i].second.first)) +
+                    " (" + saidNs(f, calls[i].second.second, "calls", ClaimParams(p).str("stat", "ns")) + ")";
+        }
         size_t steps = 0, withAlloc = 0;
         for (const StepMetrics& st : d.steps) {
             if (st.endNs <= st.startNs) continue;
@@ -137,29 +164,43 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
             c, [&](uint32_t i) { return c.name(i).find("empty_cache") != std::string_view::npos; },
             SIZE_MAX);
 
-        Finding f = makeFinding(c, FindingKind::AllocatorChurn, d.device, ns);
         f.idleNs = ns;
         f.replayFix = Fix::KeepAllocations;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::Allocator)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::Allocator)], 5);
         f.evidence = evidence;
         f.title = "The GPU waits while memory is freed and allocated";
+        const ClaimParams idle = ClaimParams().device(d.device).causes({IdleCause::Allocator});
         f.explanation =
-            "The GPU sat idle " + fmtDuration(ns) + " (" + fmtPct(f.savingShare) + " of " +
-            shareBase(c) + ") while " + launchingThread(c) +
+            "The GPU sat idle " + saidNs(f, ns, "idle_ns", idle) + " (" +
+            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
+            " of " + shareBase(c) + ") while " + launchingThread(c) +
             " was inside memory allocation and free calls: " + list + "." +
-            (steps > 0 ? " " + std::to_string(withAlloc) + " of " + std::to_string(steps) +
+            (steps > 0 ? " " +
+                             said(f, std::to_string(withAlloc), "steps",
+                                  ClaimParams().str("stat", "with_idle").device(d.device).str(
+                                      "cause", idleCauseName(IdleCause::Allocator)),
+                                  double(withAlloc)) +
+                             " of " +
+                             said(f, std::to_string(steps), "steps", ClaimParams().str("stat", "count"),
+                                  double(steps)) +
                              " steps wait on them."
                        : std::string()) +
             " PyTorch's caching allocator calls the driver's free when it gives cached memory back "
             "(torch.cuda.empty_cache(), or after an allocation failed and it frees its cache to "
             "retry) and its malloc when the cache has no block that fits; a free waits for the "
             "device, so the queue drains." +
-            (emptyCache.empty() ? std::string()
-                                : " `" + std::string(c.name(emptyCache.front().index())) +
-                                      "` runs " + std::to_string(emptyCache.size()) +
-                                      " time" + (emptyCache.size() == 1 ? "" : "s") +
-                                      " in the window.");
+            (emptyCache.empty()
+                 ? std::string()
+                 : " " +
+                       said(f, "`" + std::string(c.name(emptyCache.front().index())) + "` runs " +
+                                   base::formatCount(emptyCache.size()),
+                            "calls",
+                            ClaimParams()
+                                .names({std::string(c.name(emptyCache.front().index()))})
+                                .str("stat", "count"),
+                            double(emptyCache.size())) +
+                       " time" + (emptyCache.size() == 1 ? "" : "s") + " in the window.");
         const std::string conf = hip ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
         std::string fix;
         int n = 0;
@@ -195,11 +236,16 @@ void detectGpuNotRecorded(const DetectorInput& in, Findings& out) {
     f.evidence = findSlices(c, [&](uint32_t i) { return c.is(i, kNcLaunch) && isLaunchSide(s.kind[i]); }, 20);
     std::string list;
     for (size_t i = 0; i < launches.byName.size() && i < 3; ++i)
-        list += (list.empty() ? "" : ", ") + ("`" + launches.byName[i].first + "` ×" +
-                                              std::to_string(launches.byName[i].second));
+        list += (list.empty() ? "" : ", ") +
+                said(f, "`" + launches.byName[i].first + "` ×" + base::formatCount(launches.byName[i].second),
+                     "launch_calls", ClaimParams().str("name", launches.byName[i].first).str("stat", "count"),
+                     double(launches.byName[i].second));
     f.title = "Launch calls were recorded, but no GPU activity";
     f.explanation =
-        "The host made " + std::to_string(launches.total) + " launch call" +
+        "The host made " +
+        said(f, base::formatCount(launches.total), "launch_calls", ClaimParams().str("stat", "count"),
+             double(launches.total)) +
+        " launch call" +
         (launches.total == 1 ? "" : "s") + " (" + list +
         ") but the trace holds no kernel, copy or memset: the GPU side of the capture is missing, "
         "not the GPU's work. The profiler records GPU activity through CUPTI (roctracer on "

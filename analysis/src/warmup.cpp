@@ -24,11 +24,20 @@ std::array<int64_t, 3> oneOffIn(const StepMetrics& st, int64_t lastAllocator) {
             growth ? alloc : 0};
 }
 
+/// The GPU idle charged to set-up, code generation and allocation inside [lo, hi).
+std::array<int64_t, 3> oneOffWithin(const DeviceMetrics& d, int64_t lo, int64_t hi) {
+    std::array<int64_t, 3> out{};
+    size_t k = 0;
+    for (IdleCause cause : {IdleCause::Setup, IdleCause::Jit, IdleCause::Allocator})
+        out[k++] = lengthWithin(d.idle.intervals[idx(cause)], lo, hi);
+    return out;
+}
+
 struct Found {
     int64_t endNs = 0;
     std::vector<int64_t> steps;
     bool whole = false;
-    std::array<int64_t, 3> oneOff{}; // set-up, code generation, allocator
+    std::array<int64_t, 3> oneOff{}; // idle in it: set-up, code generation, allocation
 };
 
 std::optional<Found> fromSteps(const Context& c, const DeviceMetrics& d, const Intervals& busy) {
@@ -44,7 +53,6 @@ std::optional<Found> fromSteps(const Context& c, const DeviceMetrics& d, const I
         const std::array<int64_t, 3> o = oneOffIn(st, lastAlloc);
         if (len <= 0 || double(o[0] + o[1] + o[2]) < kWarmupStepShare * double(len)) break;
         f.steps.push_back(st.number);
-        for (size_t k = 0; k < 3; ++k) f.oneOff[k] += o[k];
     }
     if (w == 0) return std::nullopt;
     // Any step after the warm-up is a steady part to analyse, however short, when the GPU
@@ -52,6 +60,7 @@ std::optional<Found> fromSteps(const Context& c, const DeviceMetrics& d, const I
     f.whole = w == d.steps.size() ||
               lengthWithin(busy, d.steps[w].startNs, c.window.endNs) == 0;
     f.endNs = f.whole ? c.window.endNs : d.steps[w].startNs;
+    f.oneOff = oneOffWithin(d, c.window.startNs, f.endNs);
     return f;
 }
 
@@ -72,9 +81,7 @@ std::optional<Found> fromStretch(const Context& c, const DeviceMetrics& d) {
     Found f;
     f.whole = double(c.window.endNs - best) < kWarmupMinSteadyShare * double(c.window.length());
     f.endNs = f.whole ? c.window.endNs : best;
-    size_t k = 0;
-    for (IdleCause cause : {IdleCause::Setup, IdleCause::Jit, IdleCause::Allocator})
-        f.oneOff[k++] = lengthWithin(d.idle.intervals[idx(cause)], w0, f.endNs);
+    f.oneOff = oneOffWithin(d, w0, f.endNs);
     return f;
 }
 

@@ -163,6 +163,7 @@ struct Warmup {
     std::vector<int64_t> steps;      // the warm-up steps' numbers; empty without steps
     bool wholeWindow = false;        // no steady part left: the findings are about warm-up
     std::array<int64_t, 3> oneOffNs{}; // GPU idle inside it charged to setup, jit, allocator
+                                       // (the attribution over the whole window)
     std::vector<Calls> calls;        // one-off calls inside it, longest total first (up to 8)
     [[nodiscard]] int64_t lengthNs() const { return endNs - startNs; }
 };
@@ -313,6 +314,16 @@ constexpr FixSet fixBit(Fix f) {
 std::string_view fixName(Fix f);        // "input_pipeline"
 std::string_view fixDescription(Fix f); // "data loading in workers"
 
+/// A number or a name a finding's text states, and how an independent reader recomputes it
+/// from the trace (docs/claims.md): the words as they appear in the title, explanation or fix,
+/// the measure, its parameters (a JSON object) and the value Stallscope computed.
+struct Claim {
+    std::string text;    // "3.35 s", "65%", "`hipFree`"
+    std::string measure; // "idle_ns", "calls", "ratio", ... (docs/claims.md)
+    std::string params;  // JSON object text: {"device": 0, "causes": ["allocator"]}
+    double value = 0;    // in the measure's unit (ns, count, fraction, bytes, FLOP)
+};
+
 struct Finding {
     std::string id;                    // stable: "<kind>/gpu<d>" or "<kind>/gpu<d>/<n>"
     FindingKind kind = FindingKind::LowUtilization;
@@ -339,6 +350,7 @@ struct Finding {
     // A context finding saying the window's timing is not the model's (a graph capture, a
     // window mostly compiling): analyze() then gives no timing findings.
     bool silencesTiming = false;
+    std::vector<Claim> claims; // every number and name of title, explanation and fix
 };
 
 /// One line on what a finding saves, for every front end: "saves 353.9 ms (33.2 % of step
