@@ -116,17 +116,36 @@ private Q_SLOTS:
         }
     }
 
+    // Vendor libraries' kernels (picked by the data type) against kernels of one's own: only
+    // the former's fp32 names count as evidence for mixed precision.
+    void libraryKernels() {
+        for (const char* name :
+             {"volta_sgemm_128x64_nn", "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8",
+              "void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)",
+              "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int)",
+              "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0",
+              "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>(Params)",
+              "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_TNT", "triton_tem_fused_mm_0"})
+            QVERIFY2(classifyKernel(name).library, name);
+        for (const char* name : {"matmul_k(float*, float*, float*, int)", "my_gemm_kernel<float>",
+                                 "triton_poi_fused_add_0", "sgemm_naive"})
+            QVERIFY2(!classifyKernel(name).library, name);
+        std::string error;
+        QVERIFY(!KernelCatalogue::parse("library perhaps prefix volta_\n", error));
+    }
+
     void builtInParsesAndEveryFieldHasRules() {
         std::string error;
         const auto& cat = KernelCatalogue::builtIn();
         QVERIFY(cat.rules().size() > 100);
-        bool family = false, precision = false, tc = false;
+        bool family = false, precision = false, tc = false, library = false;
         for (const auto& r : cat.rules()) {
             family |= r.field == KernelCatalogue::Rule::Field::Family;
             precision |= r.field == KernelCatalogue::Rule::Field::Precision;
             tc |= r.field == KernelCatalogue::Rule::Field::TensorCore;
+            library |= r.field == KernelCatalogue::Rule::Field::Library;
         }
-        QVERIFY(family && precision && tc);
+        QVERIFY(family && precision && tc && library);
     }
 
     void parseErrorsNameTheLine() {
