@@ -32,10 +32,12 @@ import sys
 
 import corpus  # tests/expectations/corpus.py: the corpus told apart by content
 
-CONTEXT_KINDS = {"graph_capture", "compilation", "graph_breaks"}
-FIRST_KINDS = {"gpu_not_used"}            # context, first, but timing findings may follow
+# warmup as a top: the whole window is warm-up (the finding comes first and silences timing);
+# a warm-up with a steady part after it is context beside the timing findings (must / must_not).
+CONTEXT_KINDS = {"graph_capture", "compilation", "graph_breaks", "warmup"}
+FIRST_KINDS = {"gpu_not_used", "gpu_not_recorded"}  # context, first; host-only timing may follow
 TIMING_KINDS = {"data_loading", "blocking_h2d_copy", "host_sync", "cpu_dispatch", "no_tensor_cores",
-                "logging_checkpoint", "comm_exposed", "low_utilization"}
+                "logging_checkpoint", "comm_exposed", "low_utilization", "allocator_churn"}
 RISK_KINDS = {"memory_pressure"}          # a finding with no saving: never "top"
 KNOWN_KINDS = CONTEXT_KINDS | FIRST_KINDS | TIMING_KINDS | RISK_KINDS
 

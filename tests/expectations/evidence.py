@@ -38,7 +38,12 @@ Figures (all "share" figures are fractions of the window, printed as %):
                pageable memory (blocks the host until the copy is staged)
     log        inside logging/checkpoint code (torch.save, serialization, pickle, logging,
                print, SummaryWriter, wandb, mlflow, checkpoint)
-    dispatch   host_wait not covered by the four above: launch calls, CPU operators,
+    alloc      inside allocation / free calls (cudaMalloc*, cudaFree*, hipMalloc*, hipFree*, ...)
+    setup      inside resource creation, module loading, capture calls, or a slow first use (the
+               first launch of a kernel, or the first call of another runtime name, >= 1 ms)
+    jit        inside torch.compile phases, NVRTC / cuDNN find calls, or a TorchScript fusion
+               group that holds the host (>= 1 ms, launches under a tenth of it)
+    dispatch   host_wait not covered by the seven above: launch calls, CPU operators,
                optimizer on the CPU, Python between operators, untraced time
   comm_exp   communication kernels (nccl/rccl/hccl names) not overlapped by other kernels.
   mm32       matrix-multiply/convolution kernels whose names say FP32 without Tensor/Matrix
@@ -56,6 +61,9 @@ Figures (all "share" figures are fractions of the window, printed as %):
   cpu-only   no kernel/copy/memset at all; the step thread's DataLoader share of the window.
   pageable   number of HtoD copies from pageable memory and their GPU time share.
   launches   launch calls (kernel/graph launches, async copies/memsets) in the window.
+  warm-up    leading steps whose one-off idle (setup + jit, alloc when the last step has under a
+             tenth of it) is >= 25 % of the step; without steps, the leading stretch one-off idle
+             covers by half, when >= 5 % of the window.
 
 The script also prints "indep ranking": the figures that map to a timing finding kind
 (data_loading=dl, host_sync=sync, blocking_h2d_copy=h2d + pageable GPU time,
@@ -99,6 +107,20 @@ COMPILE_RE = re.compile(r"dynamo_timed|^compile_fx|^autotune|^inductor_compile|^
                         r"|torch/_inductor/compile_fx\.py\(\d+\): (compile_fx|fx_codegen_and_compile|compile_fx_inner)$"
                         r"|select_algorithm\.py\(\d+\): autotune")
 REGION_RE = re.compile(r"^Torch-Compiled Region: (\d+)/(\d+)")
+# One-off host work (issue 25), from the CUDA/HIP API references' names, written here apart
+# from Stallscope's call catalogue: allocation and free; resource creation and module loading;
+# run-time code generation (NVRTC, cuDNN/MIOpen find, TorchScript fusion groups).
+ALLOC_RE = re.compile(r"^(cuda|hip)(Malloc|Free|HostAlloc|HostMalloc|HostFree|HostRegister|HostUnregister)"
+                      r"|^hipExtMallocWithFlags|^cuMem(Alloc|Free|Create|Release|Map|Unmap|AddressReserve"
+                      r"|AddressFree|SetAccess|HostAlloc|HostRegister)")
+SETUP_RE = re.compile(r"^(cuda|hip|cu)(Stream|Event)(Create|Destroy)|^(cuda|hip)Graph(Exec)?Destroy"
+                      r"|^cu(Module|Library)(Load|Unload|Get)|^hipModule(Load|Unload|Get)|^cudaGetFuncBySymbol"
+                      r"|^(cublas|cublasLt|cudnn|hipblas|hipblasLt|miopen)Create|^rocblas_create_handle"
+                      r"|^cuCtxCreate|^cuInit|^(cuda|hip)SetDevice|StreamBeginCapture|StreamEndCapture"
+                      r"|GraphInstantiate")
+JIT_RE = re.compile(r"^nvrtc|^hiprtc|^cuLink|^cudnnFind|^miopenFind")
+FUSION_RE = re.compile(r"^prim::(FusionGroup|TensorExprGroup|CudaFusionGroup|FallbackGraph)|^fallback_function$")
+SLOW_FIRST_US = 1000.0
 # matrix multiply / convolution kernels by name
 MM_RE = re.compile(r"gemm|gemv|Cijk_|xmma|wgmma|tensorop|scudnn|hcudnn|convolve|wgrad|dgrad|fprop"
                    r"|matmul|fft2d|_mma_|nvjet|cutlass", re.I)
@@ -312,6 +334,29 @@ def analyze(path):
     share = (lambda x: x / win if win > 0 else 0.0)
     r["after_record_end"] = share(max(0.0, we - max(rec_end[0], ws))) if rec_end else 0.0
 
+    # ---- slow first uses: the first launch of each kernel (by the name of the work it
+    # started) and the first call of each other non-copy, non-sync, non-alloc runtime name,
+    # when it took >= 1 ms
+    gpu_by_corr = {}
+    for g in gpu:
+        gpu_by_corr.setdefault(g[5].get("correlation"), g)
+    first = {}
+    for rt in sorted(runtime, key=lambda x: x[0]):
+        name = rt[2]
+        if LAUNCH_RE.search(name) and not ASYNC_COPY_RE.search(name) and "Memset" not in name:
+            g = gpu_by_corr.get(rt[5].get("correlation"))
+            if g is None:
+                continue
+            key = ("k", g[2])
+        elif (SYNC_RE.match(name) or SYNC_COPY_RE.match(name) or ASYNC_COPY_RE.search(name)
+              or ALLOC_RE.search(name) or SETUP_RE.search(name) or JIT_RE.search(name)
+              or LAUNCH_RE.search(name) or "StreamWaitEvent" in name or "EventRecord" in name):
+            continue
+        else:
+            key = ("c", name)
+        first.setdefault(key, rt)
+    slow_first = {(rt[0], rt[2], rt[3], rt[4]) for rt in first.values() if rt[1] - rt[0] >= SLOW_FIRST_US}
+
     # ---- launches, capture
     launches = [rt for rt in runtime if LAUNCH_RE.search(rt[2]) and ws <= rt[0] <= we]
     r["launches"] = len(launches)
@@ -464,24 +509,75 @@ def analyze(path):
     dispatch_names = Counter()
     for th in set(all_part) | set(host_part):
         sl = by_thread.get(th, [])
+        def fusion_holds(c):
+            if not FUSION_RE.search(c[2]) or c[1] - c[0] < 1000.0:
+                return False
+            inner = sum(x[1] - x[0] for x in sl if x[6] in RUNTIME_CATS and LAUNCH_RE.search(x[2])
+                        and c[0] <= x[0] < c[1])
+            return 10 * inner < c[1] - c[0]
         cats = {
             "dl": merge([[c[0], c[1]] for c in sl if DL_RE.search(c[2])]),
             "sync": merge([[c[0], c[1]] for c in sl if SYNC_RE.match(c[2])
                            or (c[6] in RUNTIME_CATS and copy_kind(c) == "d2h")]),
             "h2d": merge([[c[0], c[1]] for c in sl if c[6] in RUNTIME_CATS and copy_kind(c) == "h2d"]),
             "log": merge([[c[0], c[1]] for c in sl if LOG_RE.search(c[2])]),
+            "alloc": merge([[c[0], c[1]] for c in sl if c[6] in RUNTIME_CATS and ALLOC_RE.search(c[2])]),
+            "setup": merge([[c[0], c[1]] for c in sl if c[6] in RUNTIME_CATS and (
+                SETUP_RE.search(c[2]) or (c[0], c[2], c[3], c[4]) in slow_first)]),
+            "jit": merge([[c[0], c[1]] for c in sl if COMPILE_RE.search(c[2]) or (
+                c[6] in RUNTIME_CATS and JIT_RE.search(c[2])) or fusion_holds(c)]),
         }
         whole = merge(all_part[th])
         rest = merge(host_part[th])
-        for k in ("dl", "sync", "h2d", "log"):
-            cat_tot[k] += total(intersect(whole, cats[k]))
+        for k in ("dl", "sync", "h2d", "log", "alloc", "setup", "jit"):
+            cat_tot[k] += total(intersect(subtract(whole, cats.get("_taken", [])), cats[k]))
+            cats["_taken"] = merge(cats.get("_taken", []) + cats[k])
             rest = subtract(rest, cats[k])
         cat_tot["dispatch"] += total(rest)
         if rest:
             segs = flatten([(c[0], c[1], slice_label(c)) for c in sl])
             dispatch_names.update(label_time(rest, segs))
-    for k in ("dl", "sync", "h2d", "log", "dispatch"):
+    for k in ("dl", "sync", "h2d", "log", "alloc", "setup", "jit", "dispatch"):
         r[k] = share(cat_tot[k])
+    r["oneoff"] = r["alloc"] + r["setup"] + r["jit"]
+
+    # ---- warm-up (docs/analysis.md "Warm-up", read here from the figures above): the
+    # leading steps whose idle inside one-off calls (set-up, code generation; allocation when
+    # the last step has under a tenth of it) is >= 25 % of the step; without steps the
+    # leading stretch that one-off idle covers by half, >= 5 % of the window.
+    oneoff_iv = []
+    alloc_iv = []
+    for th in set(all_part):
+        sl = by_thread.get(th, [])
+        w = merge(all_part[th])
+        oneoff_iv += intersect(w, merge([[c[0], c[1]] for c in sl if c[6] in RUNTIME_CATS and (
+            SETUP_RE.search(c[2]) or (c[0], c[2], c[3], c[4]) in slow_first)]
+            + [[c[0], c[1]] for c in sl if COMPILE_RE.search(c[2]) or (c[6] in RUNTIME_CATS and JIT_RE.search(c[2]))]))
+        alloc_iv += intersect(w, merge([[c[0], c[1]] for c in sl if c[6] in RUNTIME_CATS and ALLOC_RE.search(c[2])]))
+    oneoff_iv, alloc_iv = merge(oneoff_iv), merge(alloc_iv)
+    r["warmup_steps"] = 0
+    r["warmup_share"] = 0.0
+    if steps:
+        tiles = [(steps[i][0], steps[i + 1][0] if i + 1 < len(steps) else we) for i in range(len(steps))]
+        last_alloc = total(clip(alloc_iv, *tiles[-1])) if len(tiles) > 1 else float("inf")
+        n = 0
+        for lo, hi in tiles:
+            a = total(clip(alloc_iv, lo, hi))
+            o = total(clip(oneoff_iv, lo, hi)) + (a if 10 * last_alloc <= a else 0.0)
+            if hi <= lo or o < 0.25 * (hi - lo):
+                break
+            n += 1
+        r["warmup_steps"] = n
+        r["warmup_share"] = share(tiles[n - 1][1] - ws) if n else 0.0
+    else:
+        allone = merge(oneoff_iv + alloc_iv)
+        cov, best = 0.0, None
+        for s_, e_ in allone:
+            cov += e_ - s_
+            if cov >= 0.5 * (e_ - ws):
+                best = (e_, cov)
+        if best and best[1] >= 0.05 * win:
+            r["warmup_share"] = share(best[0] - ws)
     groups = Counter()
     for lab, t in dispatch_names.items():
         groups[lab.split(":", 1)[0] if not lab.startswith("(") else lab.split(":", 1)[0].rstrip(")") + ")"] += t
@@ -540,7 +636,7 @@ def analyze(path):
     # ---- ranking of timing figures
     rank = {"data_loading": r["dl"], "host_sync": r["sync"],
             "blocking_h2d_copy": r["h2d"] + r["pageable_h2d_gpu"], "cpu_dispatch": r["dispatch"],
-            "comm_exposed": r["comm_exp"], "logging_checkpoint": r["log"],
+            "comm_exposed": r["comm_exp"], "logging_checkpoint": r["log"], "allocator_churn": r["alloc"],
             "no_tensor_cores": (r["mm32"] * r["util"] / 2.0) if (r["cc"] or 0) >= 7 and r["mm32"] >= 0.10
             and (r["mm_tc_fraction"] or 0) < 0.05 else 0.0}
     r["ranking"] = sorted(rank.items(), key=lambda kv: -kv[1])
@@ -572,7 +668,11 @@ def render(rel, r):
                    + f", GPU idle during {pct(lb['gpu_idle_share_of_call']).strip()} of it;"
                    f" main-thread DataLoader ranges cover {pct(r['dl_range']).strip()} of the window")
     out.append(f"   idle while host in: DataLoader {pct(r['dl'])}  sync {pct(r['sync'])}  h2d-copy {pct(r['h2d'])}"
-               f"  logging {pct(r['log'])}  | dispatch (rest of host wait) {pct(r['dispatch'])}")
+               f"  logging {pct(r['log'])}  alloc {pct(r['alloc'])}  setup {pct(r['setup'])}  jit {pct(r['jit'])}"
+               f"  | dispatch (rest of host wait) {pct(r['dispatch'])}")
+    if r["warmup_share"] > 0:
+        out.append(f"   warm-up: {r['warmup_steps']} leading step(s), {pct(r['warmup_share']).strip()} of the window"
+                   if r["steps"] else f"   warm-up: a leading stretch, {pct(r['warmup_share']).strip()} of the window")
     if r["dispatch_top"]:
         out.append("   dispatch by kind: " + ", ".join(f"{n} {pct(v).strip()}" for n, v in r["dispatch_groups"])
                    + "; top: " + ", ".join(f"{n[:60]} {pct(v).strip()}" for n, v in r["dispatch_top"]))
