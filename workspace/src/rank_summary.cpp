@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -79,6 +80,20 @@ std::string absoluteTracePath(const std::string& path) {
     std::error_code ec;
     const std::filesystem::path abs = std::filesystem::absolute(path, ec);
     return ec ? path : abs.lexically_normal().string();
+}
+
+std::vector<RankInput> rankInputs(const Workspace& ws) {
+    std::vector<RankInput> out;
+    out.reserve(ws.series.size());
+    for (const RankSeries& s : ws.series) {
+        const Capture& c = s.summarisedBy();
+        if (c.trace >= ws.traces.size()) continue;
+        const AnalysedTrace& at = ws.traces[c.trace];
+        // Without a rank (-1): its position, as a folder's files are numbered.
+        out.push_back({at.entry.rank >= 0 ? at.entry.rank : int32_t(out.size()), at.entry.label,
+                       at.entry.trace.get(), at.analysis.get(), absoluteTracePath(at.entry.path)});
+    }
+    return out;
 }
 
 std::string rankSummaryJson(const RankDigest& digest) {
@@ -335,7 +350,22 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         if (runs.empty() || runs.front().files.empty())
             return Error{ErrorKind::NoTraces, path + ": no rank summaries or trace files"};
         const auto& files = runs.front().files;
-        std::vector<std::vector<RankDigest>> out(files.size());
+        // A worker's position (its rank without distributedInfo) and each file's place among
+        // its worker's captures, as the importer numbers them (importer.cpp).
+        std::map<std::string, int32_t> workerIndex;
+        std::vector<int32_t> spanOf(files.size());
+        {
+            std::map<std::string, int32_t> spans;
+            for (size_t i = 0; i < files.size(); ++i) {
+                workerIndex.emplace(files[i].worker, int32_t(workerIndex.size()));
+                spanOf[i] = spans[files[i].worker]++;
+            }
+        }
+        struct Digested {
+            RankDigest digest;
+            Capture capture;
+        };
+        std::vector<std::vector<Digested>> out(files.size());
         std::vector<std::string> problems(files.size());
         std::atomic<size_t> next{0}, done{0};
         std::mutex progressMutex;
@@ -357,12 +387,18 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
                         const bool ranked =
                             several ||
                             (at.entry.trace->metadata().distributed.present && at.entry.rank >= 0);
-                        out[i].push_back(digestRank(
-                            {ranked ? at.entry.rank : int32_t(i),
-                             several ? files[i].worker + " · rank " + std::to_string(at.entry.rank)
-                                     : files[i].worker,
-                             at.entry.trace.get(), at.analysis.get(),
-                             absoluteTracePath(files[i].path.string())}));
+                        Digested d{digestRank({ranked ? at.entry.rank
+                                                      : workerIndex.at(files[i].worker),
+                                               several ? files[i].worker + " · rank " +
+                                                             std::to_string(at.entry.rank)
+                                                       : files[i].worker,
+                                               at.entry.trace.get(), at.analysis.get(),
+                                               absoluteTracePath(files[i].path.string())}),
+                                   describeCapture(*at.entry.trace, *at.analysis)};
+                        d.capture.span = spanOf[i];
+                        d.capture.path = d.digest.path;
+                        d.capture.tag = files[i].spanTag;
+                        out[i].push_back(std::move(d));
                     }
                 const size_t n = ++done;
                 if (options.progress) {
@@ -384,9 +420,27 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         for (auto& t : pool) t.join();
         if (options.cancel && options.cancel->load())
             return Error{ErrorKind::Cancelled, "cancelled"};
+        // Each rank once: its captures in time order, represented by the latest steady one
+        // (capture_series.h), never a warm-up capture when a steady one exists.
+        std::map<int32_t, std::vector<Digested>> byRank;
         for (size_t i = 0; i < files.size(); ++i) {
-            for (RankDigest& d : out[i]) set.digests.push_back(std::move(d));
+            for (Digested& d : out[i]) byRank[d.digest.rank].push_back(std::move(d));
             if (!problems[i].empty()) set.problems.push_back(problems[i]);
+        }
+        for (auto& [rank, captures] : byRank) {
+            std::stable_sort(captures.begin(), captures.end(),
+                             [](const Digested& a, const Digested& b) {
+                                 return a.capture.span != b.capture.span
+                                            ? a.capture.span < b.capture.span
+                                            : a.capture.startNs < b.capture.startNs;
+                             });
+            RankSeries s;
+            s.rank = rank;
+            s.label = captures.front().digest.label;
+            for (const Digested& d : captures) s.captures.push_back(d.capture);
+            s.representative = representativeCapture(s.captures);
+            set.digests.push_back(std::move(captures[s.representative].digest));
+            set.series.push_back(std::move(s));
         }
     }
     if (set.digests.empty())

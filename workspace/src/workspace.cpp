@@ -69,6 +69,7 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
     if (side.joinable()) side.join();
     ws.session.traces.push_back(std::move(e));
     ws.traces.push_back(std::move(at));
+    ws.series = rankSeries(ws.traces);
     ws.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!cancelled()) options.partial(std::move(ws), fraction);
 }
@@ -148,6 +149,7 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
         for (auto& t : pool) t.join();
     }
     if (cancelled()) return base::Error{base::ErrorKind::Cancelled, "cancelled"};
+    ws.series = rankSeries(ws.traces);
     ws.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return ws;
 }

@@ -17,6 +17,12 @@ namespace stallscope::workspace {
 /// names its trace the same way whichever folder the tool ran in).
 std::string absoluteTracePath(const std::string& path);
 
+/// The ranks of a loaded workspace for the cross-rank analysis (analysis::analyzeRanks) and
+/// rank summaries: one input per rank, its series' representative capture (the latest steady
+/// one, else the latest: capture_series.h), never a rank twice. A folder of one capture per
+/// worker gives every trace, in session order, as before series existed.
+std::vector<analysis::RankInput> rankInputs(const Workspace& ws);
+
 /// The summary document of one rank.
 std::string rankSummaryJson(const analysis::RankDigest& digest);
 
@@ -45,10 +51,12 @@ std::vector<std::string> rankSummaryFiles(const std::string& path);
 /// a few traces at once. `path` is a rank summary, a folder of them (*.summary.json), or a
 /// folder of per-rank traces, which are loaded, analysed, digested and released one rank per
 /// worker thread (LoadOptions::analysisThreads, 0: the hardware's). Ranks come from
-/// distributedInfo, else the file's position in the folder. Files that cannot be read are
-/// listed in `problems`.
+/// distributedInfo, else the worker's position in the folder; several captures of one worker
+/// are that rank's series, and the rank's digest is its latest steady capture's (else its
+/// latest's: capture_series.h). Files that cannot be read are listed in `problems`.
 struct RankSet {
-    std::vector<analysis::RankDigest> digests; // by rank
+    std::vector<analysis::RankDigest> digests; // by rank, one per rank
+    std::vector<RankSeries> series;            // a folder of traces: each rank's captures
     std::vector<std::string> problems;
     bool fromSummaries = false;
     double seconds = 0;

@@ -7,6 +7,7 @@
 #include "stallscope/base/result.h"
 #include "stallscope/importers/import_options.h"
 #include "stallscope/model/session.h"
+#include "stallscope/workspace/capture_series.h"
 
 #include <atomic>
 #include <functional>
@@ -51,7 +52,10 @@ struct Workspace {
     std::string path;
     model::Session session;            // the imported traces and the files that were skipped
     std::vector<AnalysedTrace> traces; // in session order
-    double seconds = 0;                // import + analysis wall time
+    /// Per rank, its captures in time order, each warm-up or steady (capture_series.h); a
+    /// folder of one capture per worker has one capture per rank. Empty when not analysed.
+    std::vector<RankSeries> series;
+    double seconds = 0; // import + analysis wall time
 };
 
 /// The end of the part of a partly read trace whose CPU and GPU activity have both been read:
