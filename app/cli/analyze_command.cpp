@@ -2,6 +2,7 @@
 #include "command.h"
 
 #include "report_command.h"
+#include "series_text.h"
 
 #include "stallscope/analysis/analysis_json.h"
 #include "stallscope/importers/memory_budget.h"
@@ -209,13 +210,25 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
             err << "stallscope-cli: " << path << ": " << n << "\n";
         loaded.push_back(std::move(r.value()));
     }
+    // Each rank once: a rank captured several times (a worker's captures in a TensorBoard
+    // folder) is summarised and detailed by its latest steady capture (capture_series.h); the
+    // captures section lists them all.
     std::vector<RankInput> ranks;
-    for (const auto& l : loaded)
-        for (const auto& at : l.traces) {
-            ranks.push_back({at.entry.rank >= 0 ? at.entry.rank : int32_t(ranks.size()),
-                             at.entry.label, at.entry.trace.get(), at.analysis.get(),
-                             workspace::absoluteTracePath(at.entry.path)});
+    std::vector<workspace::RankSeries> series;
+    std::vector<const workspace::AnalysedTrace*> detail; // per rank, its summarised capture
+    std::vector<const workspace::Workspace*> detailOf;
+    for (const auto& l : loaded) {
+        for (RankInput& r : workspace::rankInputs(l)) {
+            if (r.rank < 0) r.rank = int32_t(ranks.size());
+            ranks.push_back(std::move(r));
         }
+        for (const workspace::RankSeries& s : l.series) {
+            series.push_back(s);
+            detail.push_back(&l.traces[s.summarisedBy().trace]);
+            detailOf.push_back(&l);
+        }
+    }
+    const bool captures = workspace::hasSeries(series);
     if (options.summary) {
         // --rank when the trace does not say (no distributedInfo): the task's index.
         if (options.rank >= 0 && ranks.size() == 1 &&
@@ -226,6 +239,7 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         return rc ? rc : writeSummaries(digests, options.output, out, err);
     }
     const bool severalRanks = ranks.size() >= 2;
+    if (!options.json && captures && !options.ranksOnly) writeCaptureSeriesText(out, series);
     if (options.ranksOnly || severalRanks) {
         const CrossRankResult cr = analyzeRanks(ranks);
         if (options.ranksOnly) {
@@ -239,35 +253,44 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
             w.beginObject();
             w.key("ranks");
             writeCrossRankJson(w, cr);
-            w.key("traces").beginArray();
         }
     }
-    if (options.json && !severalRanks) w.beginArray();
-    for (const auto& l : loaded) {
-        for (const auto& at : l.traces) {
-            const model::TraceEntry& e = at.entry;
-            const AnalysisResult& a = *at.analysis;
-            if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
-            else
-                writeAnalysisText(out, *e.trace, a,
-                                  l.traces.size() > 1 ? e.path + " · rank " + std::to_string(e.rank)
-                                                      : e.path);
-            for (const FailRule& rule : options.failOn)
-                for (const Finding& f : a.findings)
-                    if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
-                        char line[512];
-                        std::snprintf(line, sizeof line,
-                                      "stallscope-cli: fail-on %s: %s saves %.1f%% of step time (threshold %.1f%%) in %s\n",
-                                      std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(), f.savingShare * 100,
-                                      rule.minPct, e.path.c_str());
-                        err << line;
-                        failed = true;
-                    }
+    // Several captures of a rank: {"captures": each rank's series, ["ranks": ...,] "traces":
+    // [each rank's summarised capture's analysis]}.
+    const bool object = severalRanks || captures;
+    if (options.json && object) {
+        if (!severalRanks) w.beginObject();
+        if (captures) {
+            w.key("captures");
+            workspace::writeRankSeriesJson(w, series);
         }
+        w.key("traces");
+    }
+    if (options.json) w.beginArray();
+    for (size_t k = 0; k < detail.size(); ++k) {
+        const workspace::AnalysedTrace& at = *detail[k];
+        const model::TraceEntry& e = at.entry;
+        const AnalysisResult& a = *at.analysis;
+        if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
+        else
+            writeAnalysisText(out, *e.trace, a,
+                              detailOf[k]->traces.size() > 1 ? e.path + " · rank " + std::to_string(e.rank)
+                                                             : e.path);
+        for (const FailRule& rule : options.failOn)
+            for (const Finding& f : a.findings)
+                if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
+                    char line[512];
+                    std::snprintf(line, sizeof line,
+                                  "stallscope-cli: fail-on %s: %s saves %.1f%% of step time (threshold %.1f%%) in %s\n",
+                                  std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(), f.savingShare * 100,
+                                  rule.minPct, e.path.c_str());
+                    err << line;
+                    failed = true;
+                }
     }
     if (options.json) {
         w.endArray();
-        if (severalRanks) w.endObject();
+        if (object) w.endObject();
         out << w.str() << "\n";
     }
     if (rc) return rc;

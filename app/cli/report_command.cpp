@@ -25,13 +25,24 @@ bool loadInputs(const std::string& path, unsigned threads, const analysis::Analy
     }
     for (const auto& p : r.value().session.problems)
         err << "stallscope-cli: " << path << ": skipped " << p << "\n";
-    const bool several = r.value().traces.size() > 1;
-    for (const auto& at : r.value().traces) {
+    // Each rank once, by its latest steady capture (a worker captured several times is one
+    // rank: workspace/capture_series.h); the --baseline gate compares those too.
+    const workspace::Workspace& ws = r.value();
+    const bool several = ws.series.size() > 1;
+    for (const workspace::RankSeries& s : ws.series) {
+        const workspace::AnalysedTrace& at = ws.traces[s.summarisedBy().trace];
         const model::TraceEntry& e = at.entry;
         reports::ReportInput in;
         in.path = e.path;
         in.rank = e.rank;
-        if (several) in.label = (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label;
+        if (several)
+            in.label = (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label +
+                       (s.captures.size() > 1 ? " · capture " + std::to_string(s.representative + 1) +
+                                                    " of " + std::to_string(s.captures.size()) + " (" +
+                                                    std::string(workspace::capturePhaseName(
+                                                        s.summarisedBy().phase)) +
+                                                    ")"
+                                              : std::string());
         in.trace = e.trace;
         in.analysis = at.analysis;
         out.push_back(std::move(in));
