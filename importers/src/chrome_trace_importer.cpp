@@ -514,6 +514,21 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
         }
     }
 
+    // An array none of whose elements is an event object (numbers, strings, arrays: someone
+    // else's JSON) is not a trace, not an empty one.
+    if (const uint64_t n = builder.stats().entries;
+        n > 0 && diags.count(DiagnosticKind::EventNotObject) == n) {
+        const uint64_t at = diags.examples(DiagnosticKind::EventNotObject).front().byteOffset;
+        const std::string array = header.header.bareArray ? "array" : "traceEvents array";
+        return Error{ErrorKind::InvalidStructure,
+                     "byte " + std::to_string(at) + ": not a trace: " +
+                         (n == 1 ? "the only element of the " + array + " is not"
+                                 : "none of the " + std::to_string(n) + " elements of the " +
+                                       array + " is") +
+                         " an event object ({\"ph\": ..., \"ts\": ...})",
+                     at};
+    }
+
     // 4. Finalize.
     model::ImportStats& st = builder.stats();
     st.inputBytes = stream.inputConsumed();

@@ -134,8 +134,14 @@ inline std::vector<BadInput> badInputTable() {
     // Nesting inside args is kept raw, not walked: the event loads (args read back
     // later report the depth; see deepArgsReadBack).
     diag("deep nesting in args", deepArgs(5000), DiagnosticKind::Count, "", 1);
-    diag("deep nesting as an event", "[" + std::string(5000, '[') + std::string(5000, ']') + "]",
-         DiagnosticKind::EventNotObject, "", 0);
+    // An array without a single event object is someone else's JSON, not an empty trace.
+    fail("deep nesting as an event", "[" + std::string(5000, '[') + std::string(5000, ']') + "]",
+         ErrorKind::InvalidStructure, "the only element of the array is not an event object");
+    fail("an array of numbers and strings", R"J([1, "two", null, true])J",
+         ErrorKind::InvalidStructure,
+         "byte 1: not a trace: none of the 4 elements of the array is an event object");
+    fail("traceEvents of numbers", R"J({"traceEvents": [1, 2]})J", ErrorKind::InvalidStructure,
+         "none of the 2 elements of the traceEvents array is an event object");
     return out;
 }
 
