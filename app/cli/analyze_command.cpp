@@ -271,19 +271,22 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         const workspace::AnalysedTrace& at = *detail[k];
         const model::TraceEntry& e = at.entry;
         const AnalysisResult& a = *at.analysis;
-        if (options.json) writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
+        if (options.json)
+            writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
         else
             writeAnalysisText(out, *e.trace, a,
-                              detailOf[k]->traces.size() > 1 ? e.path + " · rank " + std::to_string(e.rank)
-                                                             : e.path);
+                              detailOf[k]->traces.size() > 1
+                                  ? e.path + " · rank " + std::to_string(e.rank)
+                                  : e.path);
         for (const FailRule& rule : options.failOn)
             for (const Finding& f : a.findings)
                 if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
                     char line[512];
                     std::snprintf(line, sizeof line,
-                                  "stallscope-cli: fail-on %s: %s saves %.1f%% of step time (threshold %.1f%%) in %s\n",
-                                  std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(), f.savingShare * 100,
-                                  rule.minPct, e.path.c_str());
+                                  "stallscope-cli: fail-on %s: %s saves %.1f%% of step time "
+                                  "(threshold %.1f%%) in %s\n",
+                                  std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(),
+                                  f.savingShare * 100, rule.minPct, e.path.c_str());
                     err << line;
                     failed = true;
                 }

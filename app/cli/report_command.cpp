@@ -36,13 +36,13 @@ bool loadInputs(const std::string& path, unsigned threads, const analysis::Analy
         in.path = e.path;
         in.rank = e.rank;
         if (several)
-            in.label = (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label +
-                       (s.captures.size() > 1 ? " · capture " + std::to_string(s.representative + 1) +
-                                                    " of " + std::to_string(s.captures.size()) + " (" +
-                                                    std::string(workspace::capturePhaseName(
-                                                        s.summarisedBy().phase)) +
-                                                    ")"
-                                              : std::string());
+            in.label =
+                (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label +
+                (s.captures.size() > 1
+                     ? " · capture " + std::to_string(s.representative + 1) + " of " +
+                           std::to_string(s.captures.size()) + " (" +
+                           std::string(workspace::capturePhaseName(s.summarisedBy().phase)) + ")"
+                     : std::string());
         in.trace = e.trace;
         in.analysis = at.analysis;
         out.push_back(std::move(in));

@@ -387,14 +387,14 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
                         const bool ranked =
                             several ||
                             (at.entry.trace->metadata().distributed.present && at.entry.rank >= 0);
-                        Digested d{digestRank({ranked ? at.entry.rank
-                                                      : workerIndex.at(files[i].worker),
-                                               several ? files[i].worker + " · rank " +
-                                                             std::to_string(at.entry.rank)
-                                                       : files[i].worker,
-                                               at.entry.trace.get(), at.analysis.get(),
-                                               absoluteTracePath(files[i].path.string())}),
-                                   describeCapture(*at.entry.trace, *at.analysis)};
+                        Digested d{
+                            digestRank({ranked ? at.entry.rank : workerIndex.at(files[i].worker),
+                                        several ? files[i].worker + " · rank " +
+                                                      std::to_string(at.entry.rank)
+                                                : files[i].worker,
+                                        at.entry.trace.get(), at.analysis.get(),
+                                        absoluteTracePath(files[i].path.string())}),
+                            describeCapture(*at.entry.trace, *at.analysis)};
                         d.capture.span = spanOf[i];
                         d.capture.path = d.digest.path;
                         d.capture.tag = files[i].spanTag;
@@ -428,12 +428,11 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
             if (!problems[i].empty()) set.problems.push_back(problems[i]);
         }
         for (auto& [rank, captures] : byRank) {
-            std::stable_sort(captures.begin(), captures.end(),
-                             [](const Digested& a, const Digested& b) {
-                                 return a.capture.span != b.capture.span
-                                            ? a.capture.span < b.capture.span
-                                            : a.capture.startNs < b.capture.startNs;
-                             });
+            std::stable_sort(
+                captures.begin(), captures.end(), [](const Digested& a, const Digested& b) {
+                    return a.capture.span != b.capture.span ? a.capture.span < b.capture.span
+                                                            : a.capture.startNs < b.capture.startNs;
+                });
             RankSeries s;
             s.rank = rank;
             s.label = captures.front().digest.label;
