@@ -6,6 +6,7 @@
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/cross_rank.h"
 #include "stallscope/model/session.h"
+#include "stallscope/workspace/capture_series.h"
 
 #include <QString>
 
@@ -27,7 +28,11 @@ struct Document {
     QString path;
     model::Session session;
     std::vector<LoadedTrace> traces;
-    analysis::CrossRankResult ranks; // with two or more traces (built on the load worker too)
+    analysis::CrossRankResult ranks; // with two or more ranks (built on the load worker too)
+    // Per rank, its captures in time order (indices into `traces`), warm-up or steady, and the
+    // one that represents it (workspace/capture_series.h); `ranks` uses those. Empty for a
+    // live recording: each trace is then a rank of its own.
+    std::vector<workspace::RankSeries> series;
     // Many ranks (rank summaries, or a folder of more than kDetailRanks traces): every rank is
     // held as its digest in `ranks` and `traces` holds the one rank whose detail is loaded.
     bool manyRanks = false;
@@ -37,6 +42,27 @@ struct Document {
     // input, each trace analysed over the part whose GPU work is read. The whole one follows.
     bool partial = false;
     double readFraction = 1;
+
+    /// The series holding trace `index` (its capture's position in `capture`), null when none.
+    [[nodiscard]] const workspace::RankSeries* seriesOf(size_t index,
+                                                        size_t* capture = nullptr) const {
+        for (const workspace::RankSeries& s : series)
+            for (size_t i = 0; i < s.captures.size(); ++i)
+                if (s.captures[i].trace == index) {
+                    if (capture) *capture = i;
+                    return &s;
+                }
+        return nullptr;
+    }
+    /// The trace a rank is shown by first: its series' representative, else its first trace;
+    /// -1 when the rank is not loaded.
+    [[nodiscard]] int traceOfRank(int32_t rank) const {
+        for (const workspace::RankSeries& s : series)
+            if (s.rank == rank) return static_cast<int>(s.summarisedBy().trace);
+        for (size_t i = 0; i < traces.size(); ++i)
+            if (traces[i].entry.rank == rank) return static_cast<int>(i);
+        return -1;
+    }
 };
 
 } // namespace stallscope::gui

@@ -2,8 +2,8 @@
 //   stallscope [PATH...]          several files (a file manager's selection) open as one session
 //   stallscope --man              the man page (troff), from the --help text
 //   stallscope --render-icon OUT.png --size NxN   the application icon at that size (packaging)
-//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view
-//   timeline|flame|stats|ranks|collectives] [--theme light|dark] PATH
+//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--capture N] [--view
+//   timeline|flame|stats|ranks|collectives|captures] [--theme light|dark] PATH
 #include "main_window.h"
 #include "preferences.h"
 #include "screenshot.h"
@@ -56,9 +56,13 @@ int main(int argc, char** argv) {
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
     const QCommandLineOption view("view",
-                                  "bottom view for --screenshot: timeline, flame, stats, ranks or "
-                                  "collectives (the ranks side by side)",
+                                  "bottom view for --screenshot: timeline, flame, stats, ranks, "
+                                  "collectives (the ranks side by side) or captures (the timeline "
+                                  "with the Capture list open)",
                                   "VIEW", "timeline");
+    const QCommandLineOption capture(
+        "capture", "with --screenshot: show capture N of the rank (default: its latest steady one)",
+        "N", "0");
     const QCommandLineOption progressive(
         "progressive",
         "with --screenshot: open PATH as the window does (progressively) and take the picture "
@@ -67,7 +71,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(
         "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
-    p.addOptions({shot, size, finding, view, progressive, theme, man, icon});
+    p.addOptions({shot, size, finding, capture, view, progressive, theme, man, icon});
     p.process(app);
 
     if (p.isSet(man)) {
@@ -141,6 +145,7 @@ int main(int argc, char** argv) {
         }
         o.finding = p.value(finding).toInt();
         o.view = p.value(view);
+        o.capture = p.value(capture).toInt();
         o.progressive = p.isSet(progressive);
         o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);

@@ -39,6 +39,7 @@ QString errorText(const base::Error& e) {
 
 void addTraces(Document& doc, workspace::Workspace& ws) {
     doc.session = std::move(ws.session);
+    doc.series = std::move(ws.series); // indices into ws.traces, kept in order here
     for (workspace::AnalysedTrace& at : ws.traces) {
         LoadedTrace lt;
         lt.entry = std::move(at.entry);
@@ -46,6 +47,13 @@ void addTraces(Document& doc, workspace::Workspace& ws) {
         lt.timeline = std::static_pointer_cast<const TimelineIndex>(at.extra);
         doc.traces.push_back(std::move(lt));
     }
+}
+
+/// The series of the document's traces as they are now (after some were left out).
+void resetSeries(Document& doc) {
+    std::vector<workspace::AnalysedTrace> traces;
+    for (const LoadedTrace& lt : doc.traces) traces.push_back({lt.entry, lt.analysis, nullptr});
+    doc.series = workspace::rankSeries(traces);
 }
 
 /// The detail of one rank of a many-ranks document: its trace, under its rank and label.
@@ -92,6 +100,7 @@ std::shared_ptr<Document> loadRank(const Document& ranksOf, int32_t rank,
         lt.entry.rank = rank;
         lt.entry.label = rs->label;
     }
+    resetSeries(*doc);
     doc->loadSeconds = result.value().seconds;
     return doc;
 }
@@ -185,18 +194,11 @@ std::shared_ptr<Document> load(const QString& path, const analysis::AnalysisOpti
     workspace::Workspace& ws = result.value();
     auto doc = std::make_shared<Document>();
     doc->path = path;
+    // Each rank once, by its latest steady capture (the inputs point into the traces, which
+    // the document keeps).
+    const std::vector<analysis::RankInput> inputs = workspace::rankInputs(ws);
     addTraces(*doc, ws);
-    if (doc->traces.size() >= 2) {
-        std::vector<analysis::RankInput> inputs;
-        for (size_t i = 0; i < doc->traces.size(); ++i) {
-            const LoadedTrace& lt = doc->traces[i];
-            if (lt.analysis)
-                inputs.push_back({lt.entry.rank >= 0 ? lt.entry.rank : int32_t(i), lt.entry.label,
-                                  lt.entry.trace.get(), lt.analysis.get(),
-                                  workspace::absoluteTracePath(lt.entry.path)});
-        }
-        if (inputs.size() >= 2) doc->ranks = analysis::analyzeRanks(inputs);
-    }
+    if (inputs.size() >= 2) doc->ranks = analysis::analyzeRanks(inputs);
     doc->loadSeconds = ws.seconds;
     return doc;
 }

@@ -1,6 +1,7 @@
 #include "main_window.h"
 #include "preferences.h"
 
+#include "capture_picker.h"
 #include "findings_panel.h"
 #include "live_recording.h"
 #include "load_worker.h"
@@ -269,12 +270,13 @@ void MainWindow::showNotice(const QString& message) {
 
 void MainWindow::showRankAt(int32_t rank, int column) {
     if (!m_doc) return;
-    for (size_t i = 0; i < m_doc->traces.size(); ++i)
-        if (m_doc->traces[i].entry.rank == rank) {
-            showRank(static_cast<int>(i));
-            showStepColumn(column);
-            return;
-        }
+    if (const int trace = m_doc->traceOfRank(rank); trace >= 0) {
+        // The capture shown of that rank stays when it is that rank already.
+        const workspace::RankSeries* shown = m_doc->seriesOf(size_t(std::max(m_rank, 0)));
+        if (!(shown && shown->rank == rank && m_rank >= 0)) showRank(trace);
+        showStepColumn(column);
+        return;
+    }
     if (!m_doc->manyRanks) return;
     m_pendingStep = column;
     m_progress->setValue(0);
@@ -302,15 +304,12 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
     setWindowTitle(isSelection(m_doc->path)
                        ? tr("%1 files — Stallscope").arg(m_doc->traces.size())
                        : QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
-    m_rankCombo->blockSignals(true);
-    m_rankCombo->clear();
-    for (const LoadedTrace& lt : m_doc->traces)
-        m_rankCombo->addItem(tr("rank %1 · %2").arg(lt.entry.rank).arg(QString::fromStdString(lt.entry.label)));
-    m_rankCombo->blockSignals(false);
-    m_rankComboAction->setVisible(m_doc->traces.size() > 1);
+    fillRanks();
     m_exportAction->setEnabled(true);
     m_rank = -1;
-    showRank(0);
+    // The first rank, by its latest steady capture when it was captured several times.
+    showRank(m_doc->series.empty() ? 0
+                                   : static_cast<int>(m_doc->series.front().summarisedBy().trace));
     if (!m_doc->session.problems.empty()) {
         QString msg = tr("Some files of the folder could not be read:");
         for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
@@ -322,6 +321,9 @@ void MainWindow::showRanksOnly() {
     // Rank summaries whose traces are not here: the ranks from their digests, no timeline.
     setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
     m_rankComboAction->setVisible(false);
+    m_captures->setSeries(nullptr, 0);
+    m_capturesAction->setVisible(false);
+    m_capturesLabelAction->setVisible(false);
     m_exportAction->setEnabled(false);
     m_rank = -1;
     m_timeline->setData(nullptr, nullptr, nullptr);
@@ -403,7 +405,6 @@ void MainWindow::showRank(int index) {
     if (!m_doc || index < 0 || index >= static_cast<int>(m_doc->traces.size()) || index == m_rank) return;
     m_rank = index;
     const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(index)];
-    m_rankCombo->setCurrentIndex(index);
     // A progressive open's next document keeps the view (or keeps following the whole trace).
     const bool keepView = m_keepView;
     if (keepView)
@@ -421,6 +422,7 @@ void MainWindow::showRank(int index) {
                           .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
                           .arg(QString::number(m_doc->loadSeconds, 'f', 2))
                           .arg(QString::fromStdString(lt.analysis->window.description)));
+    syncRankPickers();
     const model::Diagnostics& diags = lt.entry.trace->diagnostics();
     if (!diags.empty())
         m_status->setText(m_status->text() + tr(" · %1 import notes").arg(QLocale().toString(qulonglong(diags.total()))));
@@ -458,6 +460,49 @@ void MainWindow::searchFor(const QString& text) {
     m_search->setText(text);
     m_timeline->nextMatch(true);
     updateSearchLabel();
+}
+
+void MainWindow::fillRanks() {
+    const QSignalBlocker block(m_rankCombo);
+    m_rankCombo->clear();
+    if (!m_doc->series.empty()) {
+        // One item per rank: several captures of a worker are that rank's, picked beside it.
+        for (const workspace::RankSeries& s : m_doc->series) {
+            QString text = tr("rank %1 · %2").arg(s.rank).arg(QString::fromStdString(s.label));
+            if (s.captures.size() > 1) text += tr(" · %1 captures").arg(s.captures.size());
+            m_rankCombo->addItem(text, static_cast<int>(s.summarisedBy().trace));
+        }
+    } else {
+        for (size_t i = 0; i < m_doc->traces.size(); ++i) {
+            const LoadedTrace& lt = m_doc->traces[i];
+            m_rankCombo->addItem(
+                tr("rank %1 · %2").arg(lt.entry.rank).arg(QString::fromStdString(lt.entry.label)),
+                static_cast<int>(i));
+        }
+    }
+    m_rankComboAction->setVisible(m_rankCombo->count() > 1);
+}
+
+void MainWindow::syncRankPickers() {
+    size_t capture = 0;
+    const workspace::RankSeries* s = m_doc->seriesOf(static_cast<size_t>(m_rank), &capture);
+    {
+        const QSignalBlocker block(m_rankCombo);
+        m_rankCombo->setCurrentIndex(m_doc->series.empty() ? m_rank
+                                     : s ? static_cast<int>(s - m_doc->series.data())
+                                         : -1);
+    }
+    m_captures->setSeries(s, capture);
+    const bool several = s && s->captures.size() > 1;
+    m_capturesAction->setVisible(several);
+    m_capturesLabelAction->setVisible(several);
+    if (several)
+        m_status->setText(m_status->text() +
+                          tr(" · capture %1 of %2 (%3)")
+                              .arg(capture + 1)
+                              .arg(s->captures.size())
+                              .arg(QString::fromUtf8(
+                                  workspace::capturePhaseName(s->captures[capture].phase).data())));
 }
 
 void MainWindow::fillSteps() {

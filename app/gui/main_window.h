@@ -27,6 +27,7 @@ class QTextBrowser;
 
 namespace stallscope::gui {
 
+class CapturePicker;
 class FindingsPanel;
 class LoadWorker;
 class LiveRecording;
@@ -62,9 +63,11 @@ public:
     void showPreferences();
     /// Shows an already loaded document (the headless screenshot path uses this directly).
     void setDocument(std::shared_ptr<Document> doc);
+    /// Shows trace `index` of the document (a rank, or one capture of a rank).
     void showRank(int index);
-    /// A rank by its number, at a step column of the ranks' heat map (-1: the whole window);
-    /// in a many-ranks document a rank whose detail is not loaded is loaded first.
+    /// A rank by its number (its latest steady capture when it has several), at a step column
+    /// of the ranks' heat map (-1: the whole window); in a many-ranks document a rank whose
+    /// detail is not loaded is loaded first.
     void showRankAt(int32_t rank, int column = -1);
     /// Selects finding `row` (0-based): list, detail pane, timeline shading and zoom.
     void selectFinding(int row);
@@ -84,7 +87,11 @@ public:
     [[nodiscard]] FindingsPanel* findings() const { return m_findings; }
     [[nodiscard]] QTabWidget* bottomTabs() const { return m_tabs; }
     [[nodiscard]] const Document* document() const { return m_doc.get(); }
+    /// The index of the shown trace in the document (a rank, or a capture of one).
     [[nodiscard]] int currentRank() const { return m_rank; }
+    /// The shown rank's captures (empty unless it was captured more than once).
+    [[nodiscard]] CapturePicker* capturePicker() const { return m_captures; }
+    [[nodiscard]] QComboBox* rankCombo() const { return m_rankCombo; }
     [[nodiscard]] QLabel* errorBanner() const { return m_banner; }
     /// True when the banner shows a warning (amber: read with problems), not an error.
     [[nodiscard]] bool bannerIsWarning() const { return m_bannerWarns; }
@@ -117,6 +124,9 @@ private:
     void showNotice(const QString& message);
     [[nodiscard]] QString partialText(const Document& doc) const;
     void fillSteps();
+    void fillRanks();
+    /// The rank combo and the capture picker on the shown trace; the status line's capture.
+    void syncRankPickers();
     void showRanksOnly();
     void showStepColumn(int column);
     void showAbout();
@@ -143,7 +153,10 @@ private:
     QPushButton* m_cancel = nullptr;
     QLabel* m_status = nullptr;
     QComboBox* m_steps = nullptr;
-    QComboBox* m_rankCombo = nullptr;
+    QComboBox* m_rankCombo = nullptr; // one item per rank; its data: the trace shown first
+    CapturePicker* m_captures = nullptr;
+    QAction* m_capturesAction = nullptr; // the picker and its label in the toolbar
+    QAction* m_capturesLabelAction = nullptr;
     QLineEdit* m_search = nullptr;
     QLabel* m_searchCount = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -2,6 +2,7 @@
 #include "main_window.h"
 
 #include "attach_dialog.h"
+#include "capture_picker.h"
 #include "preferences.h"
 #include "record_dialog.h"
 #include "report_export.h"
@@ -209,10 +210,20 @@ void MainWindow::createToolBar() {
     });
     tb->addSeparator();
     m_rankCombo = new QComboBox(this);
+    m_rankCombo->setObjectName("ranksCombo");
     m_rankCombo->setMinimumWidth(220);
     m_rankComboAction = tb->addWidget(m_rankCombo);
     m_rankComboAction->setVisible(false);
-    connect(m_rankCombo, &QComboBox::currentIndexChanged, this, [this](int i) { showRank(i); });
+    connect(m_rankCombo, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (i >= 0) showRank(m_rankCombo->itemData(i).toInt());
+    });
+    // A rank captured several times: its captures, the latest steady one first shown.
+    m_capturesLabelAction = tb->addWidget(new QLabel(tr(" Capture "), this));
+    m_captures = new CapturePicker(this);
+    m_capturesAction = tb->addWidget(m_captures);
+    m_capturesLabelAction->setVisible(false);
+    m_capturesAction->setVisible(false);
+    connect(m_captures, &CapturePicker::traceChosen, this, [this](int trace) { showRank(trace); });
 }
 
 void MainWindow::updateSearchLabel() {

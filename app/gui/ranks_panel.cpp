@@ -136,6 +136,22 @@ void RanksPanel::setDocument(const Document* doc, int current) {
             tr("%1 ranks from their summaries; no rank's trace is loaded. Click a cell or a row "
                "to load that rank's trace.")
                 .arg(cross.ranks.size());
+    // Ranks captured several times (a worker's captures in one folder): compared by their
+    // latest steady capture (workspace/capture_series.h).
+    QStringList seriesParts;
+    for (const workspace::RankSeries& s : doc->series)
+        if (s.captures.size() > 1)
+            seriesParts << tr("rank %1: %2 captures, %3 warm-up, %4 steady")
+                               .arg(s.rank)
+                               .arg(s.captures.size())
+                               .arg(s.count(workspace::CapturePhase::WarmUp))
+                               .arg(s.count(workspace::CapturePhase::Steady));
+    if (!seriesParts.isEmpty())
+        line += (line.isEmpty() ? QString() : QStringLiteral("<br>")) +
+                tr("Captured more than once (%1). Each rank is summarised by its latest steady "
+                   "capture (by its latest when all are warm-up); the toolbar's Capture list "
+                   "shows the others.")
+                    .arg(seriesParts.join("; ").toHtmlEscaped());
     for (const auto& n : cross.notes)
         line +=
             "<br><span style='color:gray'>" + QString::fromStdString(n).toHtmlEscaped() + "</span>";

@@ -35,14 +35,35 @@ bool ReportExport::formatFor(const QString& path, const QString& selectedFilter,
 void ReportExport::start(std::shared_ptr<const Document> doc, int rank, const QString& path, int format) {
     wait();
     std::vector<reports::ReportInput> inputs;
-    const bool several = doc->traces.size() > 1;
-    for (size_t i = 0; i < doc->traces.size(); ++i) {
+    // Each rank once: the capture shown of the shown rank, the latest steady capture of the
+    // others (a document without series: every trace).
+    std::vector<size_t> chosen;
+    std::vector<std::string> captureOf(doc->traces.size());
+    if (doc->series.empty()) {
+        for (size_t i = 0; i < doc->traces.size(); ++i) chosen.push_back(i);
+    } else {
+        for (const workspace::RankSeries& s : doc->series) {
+            size_t k = s.representative;
+            for (size_t j = 0; j < s.captures.size(); ++j)
+                if (int(s.captures[j].trace) == rank) k = j;
+            chosen.push_back(s.captures[k].trace);
+            if (s.captures.size() > 1)
+                captureOf[s.captures[k].trace] =
+                    " · capture " + std::to_string(k + 1) + " of " +
+                    std::to_string(s.captures.size()) + " (" +
+                    std::string(workspace::capturePhaseName(s.captures[k].phase)) + ")";
+        }
+    }
+    const bool several = chosen.size() > 1;
+    for (size_t i : chosen) {
         const LoadedTrace& lt = doc->traces[i];
         if (static_cast<reports::ReportFormat>(format) == reports::ReportFormat::AnnotatedTrace && int(i) != rank) continue;
         reports::ReportInput in;
         in.path = lt.entry.path;
         in.rank = lt.entry.rank;
-        if (several) in.label = (lt.entry.rank >= 0 ? "rank " + std::to_string(lt.entry.rank) + " · " : "") + lt.entry.label;
+        if (several || !captureOf[i].empty())
+            in.label = (lt.entry.rank >= 0 ? "rank " + std::to_string(lt.entry.rank) + " · " : "") +
+                       lt.entry.label + captureOf[i];
         in.trace = lt.entry.trace;
         in.analysis = lt.analysis;
         inputs.push_back(std::move(in));

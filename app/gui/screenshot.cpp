@@ -1,26 +1,37 @@
 #include "screenshot.h"
 
+#include "capture_picker.h"
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
 
+#include <QAbstractItemView>
 #include <QApplication>
+#include <QComboBox>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QPainter>
 #include <QPushButton>
 #include <QThread>
 
 #include <QSplitter>
 #include <QTabWidget>
+#include <algorithm>
 #include <cstdio>
 
 namespace stallscope::gui {
 
 namespace {
 
-int saveShot(QWidget& w, const QString& output, QString* error) {
+/// `combo`: its list is open; painted below it (offscreen windows have no placement of their
+/// own to read back).
+int saveShot(QWidget& w, const QString& output, QString* error, QComboBox* combo = nullptr) {
     for (int i = 0; i < 5; ++i) QApplication::processEvents();
-    const QPixmap shot = w.grab();
+    QPixmap shot = w.grab();
+    if (combo && combo->view()->window()->isVisible()) {
+        QPainter p(&shot);
+        p.drawPixmap(combo->mapTo(&w, QPoint(0, combo->height())), combo->view()->window()->grab());
+    }
     if (!shot.save(output, "PNG")) {
         if (error) *error = "cannot write " + output;
         return 1;
@@ -80,6 +91,16 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     MainWindow w;
     w.resize(o.size);
     w.setDocument(doc);
+    if (o.capture > 0) {
+        if (o.capture > w.capturePicker()->count()) {
+            if (error)
+                *error = QString("--capture %1: the shown rank has %2 captures")
+                             .arg(o.capture)
+                             .arg(std::max(1, w.capturePicker()->count()));
+            return 2;
+        }
+        w.capturePicker()->setCurrentIndex(o.capture - 1);
+    }
     if (o.finding > 0) w.selectFinding(o.finding - 1);
     if (o.view == "flame" || o.view == "stats" || o.view == "ranks" || o.view == "collectives") {
         w.showView(o.view == "flame"   ? MainWindow::View::Flame
@@ -97,6 +118,16 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     const auto* flame = w.findChild<FlamePanel*>();
     while (flame && flame->building() && waited.elapsed() < 60000)
         QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+    if (o.view == "captures") {
+        // The Capture list open, as a user sees it when choosing (only with several captures).
+        CapturePicker* picker = w.capturePicker();
+        if (picker->count() < 2) {
+            if (error) *error = "--view captures: the shown rank has one capture";
+            return 2;
+        }
+        picker->showPopup();
+        return saveShot(w, o.output, error, picker);
+    }
     return saveShot(w, o.output, error);
 }
 

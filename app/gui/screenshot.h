@@ -1,6 +1,7 @@
 #pragma once
 // Headless rendering of the main window to a PNG (docs, tests, bug reports):
-//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--view timeline|flame|stats] PATH
+//   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--capture N]
+//              [--view timeline|flame|stats|ranks|collectives|captures] PATH
 //   stallscope --screenshot OUT.png --progressive PATH   (the first picture of a progressive open)
 #include "theme.h"
 
@@ -14,7 +15,8 @@ struct ScreenshotOptions {
     QString output;
     QSize size{1600, 1000};
     int finding = 1;          // 1-based; 0 selects none
-    QString view = "timeline";
+    int capture = 0;          // 1-based: that capture of the shown rank; 0: its latest steady
+    QString view = "timeline"; // "captures": the timeline with the Capture list open
     ThemeMode theme = ThemeMode::Light;
     /// Opens PATH as the GUI does (on the load worker, progressively) and takes the picture at
     /// the first partial document, then cancels; prints the time to that picture and how long
