@@ -18,6 +18,29 @@ Prints one line per trace (PASS, or FAIL with the failing claims: finding, claim
 shown vs recomputed); exits 0 when all pass, 1 on any failure, 77 when the traces folder is
 absent (CTest's skip code). Python 3.11 standard library only. The audit's own reading of the
 rules lives in claims_model.py; test_claims_audit_unit.py pins it on tiny inline traces.
+
+Readings of docs/claims.md's measures where it leaves a choice:
+  * kernel_ns: "total duration" is the union of the class's kernels inside the window
+    (overlapping collectives on two streams count once, as the communication time does).
+  * kernel_median_ns: for an even count the mean, lower or upper middle are all accepted.
+  * launch_bound: "regions" are the steps (tiles; the window without steps) the test applies to
+    (>= 50 kernels or >= 1 ms); mean_queue is the kernels' queued time (launch end to start)
+    over the time not spent loading data or logging, pooled over the launch-bound steps.
+  * matmul_flops: the outermost mm/addmm/bmm/baddbmm/linear/convolution operators (and their
+    backward, x2) of the first whole step; aten::matmul is not in the list (its mm/bmm are);
+    an operator is sized only when its dims have the ranks its formula needs; a convolution's
+    output is as large as its input (stride 1).
+  * copies: MB = 10^6 bytes; "larger than 64 KB" = more than 65,536 bytes.
+  * sync_calls: a synchronous copy of unknown direction is a wait; "inside steps" = starting
+    inside a ProfilerStep range of the window. sync_idle_ns counts the blocking-copy idle inside
+    the copy calls among those waits.
+  * device_prop reads deviceProperties, or the 2021 plugin files' computeProperties (major).
+  * Premises: TF32 advice needs NVIDIA at computeMajor >= 8; bfloat16 advice computeMajor >= 8
+    (docs/analysis.md allows bf16 autocast on AMD; claims.md says "not AMD" for both). Advice is
+    a sentence of the fix naming TF32/bfloat16 without "need"/"no"/"not".
+  * Coverage: digits glued to letters are identifiers (fp32, H100) except "Nx" and "N-bit",
+    which the constants table lists; a claim's text matches on number boundaries, never at a
+    list ordinal or inside a back-quoted name.
 """
 import argparse
 import math
@@ -42,6 +65,7 @@ FINDING_CAUSES = {
     "logging_checkpoint": ["io_logging_checkpoint"],
     "allocator_churn": ["allocator"],
 }
+SILENCING_KINDS = {"graph_capture", "warmup", "compilation", "gpu_not_used", "gpu_not_recorded"}
 CONSTANTS = {"2x", "2-8x", "16-bit", "~1 us", "10-100", "50%", "8.0"}
 
 
@@ -1112,9 +1136,10 @@ def check_premises(ctx):
                 if v > bound + max(10 * US, 0.005 * v):
                     probs.append(f"premise: host_only {cause} {fmt_ns(v)} > time inside its calls {fmt_ns(bound)}")
     # order: after the findings that silence timing, severities never increase; no high at <= 0.5
+    # the findings that silence timing lead (graph capture, a window that is all warm-up or
+    # compiling; gpu_not_used/gpu_not_recorded are about the trace and come first too)
     i = 0
-    while i < len(findings) and findings[i].get("kind") in CONTEXT_KINDS and findings[i].get("kind") != "gpu_not_used" \
-            and i == 0:
+    while i < len(findings) and findings[i].get("kind") in SILENCING_KINDS:
         i += 1
     prev = None
     for f in findings[i:]:
@@ -1189,6 +1214,12 @@ def audit_trace(path, analysis, verbose=False):
     failures = []
     failures += check_window(ctx)
     failures += check_premises(ctx)
+    if verbose:
+        for d, causes in (analysis.get("idle_causes") or {}).items():
+            at = ctx.att(int(d))
+            diff = [f"{c} {fmt_ns(v)} vs {fmt_ns(at.totals.get(c, 0))}" for c, v in causes.items()
+                    if abs(v - at.totals.get(c, 0)) > max(5 * US, 0.02 * v)]
+            print(f"    note: device {d} idle causes (JSON vs audit): " + ("; ".join(diff) if diff else "agree"))
     nclaims = 0
     for f in analysis.get("findings") or []:
         fid = f.get("id")

@@ -9,6 +9,35 @@ inline traces.
 Times are integer nanoseconds, as in `stallscope-cli analyze --json`: a trace's microsecond
 `ts`/`dur` are converted exactly (floats are read as decimal text, never as binary doubles),
 and `baseTimeNanoseconds` is added when the trace has it.
+
+Readings chosen where docs/analysis.md leaves a choice (each is one sentence of the docs read
+one way; claims_audit.py lists the measures' own):
+  * The chain is walked slice by slice: every rule is tried on the innermost slice, then on its
+    parent, ... ("walking from that slice outward, the first rule that matches decides"), so a
+    synchronize inside a DataLoader range is host_sync. (Reading the departures' "launch calls
+    are checked at every level of the chain" as rule by rule would make it data_loading.)
+  * "Inside only a user range": the innermost slice is a user range (record_function, step),
+    even when an operator encloses it (nccl:all_reduce inside record_param_comms).
+  * "Right after a synchronising call, where it stays host_sync (the CPU resumed to an empty
+    queue)": the untraced run that starts where a synchronising call ended, when the idle gap
+    began while that call ran (it waited for the GPU to drain). A synchronize that returned at
+    once, the GPU already idle, is followed by untraced time.
+  * An operator "dispatches GPU work" when it or a descendant made a runtime call with GPU work
+    of its correlation (launches recorded inside a graph capture start none).
+  * Slices that overlap without one containing the other are not nested; the innermost slice
+    over a segment is the covering one that started last.
+  * The launch stretch uses the thread's calls of the catalogue's launch, copy and stream
+    families (queries are not among them); "the segment's own edge" is the swept piece's edge.
+  * Slow first uses are first over the whole trace; a launch's "kernel" is any work it started.
+  * cuda_sync events sit on GPU rows: the sweep of the launching thread sees the runtime calls
+    they mirror, not the events.
+  * A gap's ending work when several start at its end: the one launched last. The thread that
+    launched most of a device's work counts its whole trace.
+  * "The whole trace (earliest to latest event)" includes Kineto's "Trace" spans.
+  * io_logging_checkpoint's "checkpoint code" is not torch.utils.checkpoint (activation
+    recomputation). Named input preparation is matched by INPUT_PREP_RE below.
+  * Warm-up "growth": the last step's allocator idle < a tenth of the step's; without steps the
+    stretch ends at the last one-off interval where the one-off time so far is >= half of it.
 """
 import bisect
 import gzip
