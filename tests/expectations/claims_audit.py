@@ -1271,6 +1271,9 @@ def main(argv=None):
     if not os.path.isdir(a.traces):
         print(f"claims_audit.py: traces folder {a.traces} not found, skipping")
         return 77
+    if not (os.path.isfile(a.cli) and os.access(a.cli, os.X_OK)):
+        print(f"claims_audit.py: no stallscope-cli at {a.cli} (build it, or pass --cli)")
+        return 1
     import corpus
     t0 = time.time()
     traces = sorted(corpus.kineto_traces(a.traces))

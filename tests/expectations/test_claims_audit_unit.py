@@ -261,6 +261,55 @@ class Warmup(unittest.TestCase):
         self.assertEqual(ctx.own_window.start, 5000_000)
 
 
+class Claims(unittest.TestCase):
+    """A finding's claims checked end to end against an inline trace (no CLI)."""
+
+    def setUp(self):
+        self.tr = trace([step(1, 0, 1000),
+                         rt("cudaLaunchKernel", 10, 5, 1), kernel("k", 20, 10, 1),
+                         X("aten::empty", 40, 300), rt("cudaMalloc", 50, 200),
+                         rt("cudaLaunchKernel", 400, 5, 2), kernel("k", 410, 10, 2)])
+        w = M.default_window(self.tr)
+        self.analysis = {"window": {"start_ns": w.start, "end_ns": w.end, "description": w.description},
+                         "idle_causes": {}, "findings": []}
+        self.ctx = _ctx(self.tr, self.analysis)
+
+    def claim(self, text, measure, **params):
+        return {"text": text, "measure": measure, "params": params, "value": 0}
+
+    def test_right_and_wrong_numbers(self):
+        f = {"id": "allocator_churn/gpu0", "kind": "allocator_churn", "device": 0}
+        ok = [self.claim("200 us", "idle_ns", device=0, causes=["allocator"]),
+              self.claim("`cudaMalloc` ×1", "calls", names=["cudaMalloc"], stat="count"),
+              self.claim("20%", "ratio", num={"measure": "idle_ns", "params": {"device": 0, "causes": ["allocator"]}},
+                         den={"measure": "window_ns", "params": {}}),
+              self.claim("`aten::empty`", "ancestor", slice={"name": "cudaMalloc", "start_ns": 50_000},
+                         name="aten::empty")]
+        for c in ok:
+            self.assertIsNone(A.check_claim(self.ctx, c, f), c["text"])
+        bad = [self.claim("300 us", "idle_ns", device=0, causes=["allocator"]),
+               self.claim("`cudaMalloc` ×2", "calls", names=["cudaMalloc"], stat="count"),
+               self.claim("`cudaFree` ×1", "calls", names=["cudaMalloc"], stat="count"),
+               self.claim("`aten::add`", "ancestor", slice={"name": "cudaMalloc", "start_ns": 50_000}, name="aten::add")]
+        for c in bad:
+            self.assertIsNotNone(A.check_claim(self.ctx, c, f), c["text"])
+        with self.assertRaises(A.Problem):
+            A.check_claim(self.ctx, self.claim("1", "no_such_measure"), f)
+
+    def test_premises(self):
+        self.analysis["findings"] = [
+            {"id": "a", "kind": "cpu_dispatch", "device": 0, "severity": "low", "confidence": 0.9,
+             "title": "t", "explanation": "the training loop waits for the network", "fix": "f"},
+            {"id": "b", "kind": "cpu_dispatch", "device": 0, "severity": "high", "confidence": 0.5,
+             "title": "t", "explanation": "e", "fix": "allow TF32"}]
+        probs = " | ".join(A.check_premises(self.ctx))
+        self.assertIn("says 'network'", probs)
+        self.assertIn("without a backward pass", probs)
+        self.assertIn("high at confidence 0.5", probs)
+        self.assertIn("order", probs)
+        self.assertIn("advises TF32", probs)
+
+
 class Texts(unittest.TestCase):
     def test_shown_numbers(self):
         self.assertEqual(A.shown_number("3.35 s")[:2], ("dur", 3.35e9))
