@@ -273,17 +273,19 @@ LaunchCallCount launchCalls(const Context& c) {
 }
 
 std::string optimizerClass(const Context& c) {
-    // "Optimizer.step#SGD.step", "Optimizer.zero_grad#AdamW.zero_grad"
+    // The class whose step runs: "Optimizer.step#SGD.step" (zero_grad's class may differ from
+    // the stepping one, e.g. a FusedAdam stepping after an Adagrad's zero_grad).
     for (uint32_t ti = 0; ti < c.trace.tracks().size(); ++ti) {
         const TrackInfo& tr = c.trace.tracks()[ti];
         if (tr.kind == TrackKind::GpuStream) continue;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
             if (!c.is(i, kNcOptimizer)) continue;
             const std::string_view n = c.name(i);
-            const size_t hash = n.find('#'), dot = n.find('.', hash == std::string_view::npos ? 0 : hash);
-            if (n.starts_with("Optimizer.") && hash != std::string_view::npos &&
-                dot != std::string_view::npos && dot > hash + 1)
-                return std::string(n.substr(hash + 1, dot - hash - 1));
+            constexpr std::string_view kStep = "Optimizer.step#";
+            if (!n.starts_with(kStep)) continue;
+            const size_t dot = n.find('.', kStep.size());
+            if (dot != std::string_view::npos && dot > kStep.size())
+                return std::string(n.substr(kStep.size(), dot - kStep.size()));
         }
     }
     return {};

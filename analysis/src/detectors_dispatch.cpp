@@ -368,7 +368,8 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                          ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
                                          double(work->ops))
                          : std::string()) +
-                    "; convolutions at stride 1, an upper bound)" +
+                    "; convolutions at " + saidConstant(f, "stride 1", "the FLOP count's assumption") +
+                    ", an upper bound)" +
                     (light ? ": the model is light, the GPU finishes it faster than the host can "
                              "issue it."
                            : ": the model is not light, the host side is what is slow.");
@@ -428,9 +429,10 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
                     {optim,
                      cls.empty() ? "use a fused or foreach optimizer (one kernel for all parameters)"
                      : fusedKnown
-                         ? "make " + cls + " fused (fused=True: one kernel for all parameters; "
-                                           "PyTorch 2.0 for Adam/AdamW, later for SGD and Adagrad; "
-                                           "foreach=True where fused is missing)"
+                         ? "make " + cls + " fused (fused=True: one kernel for all parameters; " +
+                               saidConstant(f, "PyTorch 2.0", "the release fused Adam/AdamW came in") +
+                               " for Adam/AdamW, later for SGD and Adagrad; foreach=True where fused "
+                               "is missing)"
                          : "make " + cls + " a foreach optimizer (foreach=True: a few kernels for "
                                            "all parameters)",
                      cls.empty() ? "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)  # or foreach=True"

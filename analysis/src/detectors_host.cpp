@@ -255,7 +255,7 @@ std::string workOnStream(const Context& c, Finding& f, uint32_t work) {
     const SliceTable& s = c.trace.slices();
     const ClaimParams ref = ClaimParams().slice("slice", c, SliceId(work));
     const std::string stream(c.trace.str(c.trace.track(s.track[work]).name));
-    return saidName(f, std::string(c.name(work)).substr(0, 60), "slice",
+    return saidName(f, c.name(work), "slice",
                     ClaimParams(ref).str("stat", "dur"), double(s.dur[work])) +
            " on " + said(f, stream, "stream_of", ref, 0);
 }

@@ -182,12 +182,24 @@ private:
     bool inLaunchStretch(TrackId thread, int64_t lo, int64_t hi) {
         const std::vector<Interval>& calls = launchCalls(thread);
         if (calls.empty()) return false;
-        // The first call starting at or after hi, and the one before it (which ends by lo:
-        // the segment lies between slice boundaries, so no call overlaps it).
+        // The first call starting at or after hi, and the last one ending at or before lo (a
+        // zero-length call inside the segment, which does not split it, is neither).
         const auto next = std::lower_bound(calls.begin(), calls.end(), hi,
                                            [](const Interval& iv, int64_t t) { return iv.start < t; });
+        auto prev = std::upper_bound(calls.begin(), calls.end(), lo,
+                                     [](int64_t t, const Interval& iv) { return t < iv.start; });
+        int64_t before = lo;
+        bool any = next != calls.end();
+        for (int n = 0; prev != calls.begin() && n < 8; ++n) {
+            --prev;
+            if (prev->end <= lo) {
+                before = prev->end;
+                any = true;
+                break;
+            }
+        }
         const int64_t after = next == calls.end() ? hi : next->start;
-        const int64_t before = next == calls.begin() ? lo : std::prev(next)->end;
+        if (!any) return false;
         return after - before <= m_c.options.thresholds.launchStretchMaxGapNs;
     }
 

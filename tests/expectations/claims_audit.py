@@ -66,7 +66,7 @@ FINDING_CAUSES = {
     "allocator_churn": ["allocator"],
 }
 SILENCING_KINDS = {"graph_capture", "warmup", "compilation", "gpu_not_used", "gpu_not_recorded"}
-CONSTANTS = {"2x", "2-8x", "16-bit", "~1 us", "10-100", "50%", "8.0"}
+CONSTANTS = {"2x", "2-8x", "16-bit", "~1 us", "10-100", "50%", "8.0", "stride 1", "PyTorch 2.0"}
 
 
 class Problem(Exception):
