@@ -72,9 +72,14 @@ def find_chromium(explicit):
 def real_reports(traces):
     """Every trace file, every folder holding *.pt.trace.json[.gz] files, one comparison."""
     out = []
+    # Kineto traces told apart by content (tests/expectations/corpus.py): the corpus also holds
+    # rocprofv3 JSON and memory timelines, which are refused with their own line.
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "expectations"))
+    import corpus
+    kineto = corpus.kineto_traces(str(traces))
     for path in sorted(traces.rglob("*")):
         rel = path.relative_to(traces).as_posix()
-        if path.is_file() and re.search(r"\.json(\.gz)?$", path.name):
+        if path.is_file() and rel in kineto:
             out.append(Report(rel, [str(path)], inputs=[str(path)]))
         elif path.is_dir() and any(re.search(r"\.pt\.trace\.json(\.gz)?$", p.name) for p in path.iterdir()):
             out.append(Report(rel + "/", [str(path)], inputs=[str(path)]))

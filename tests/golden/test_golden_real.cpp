@@ -1,6 +1,7 @@
 // Golden summaries of every real trace in ../shared/traces: a canonical text dump of what
 // the model holds. STALLSCOPE_REGEN_GOLDEN=1 rewrites the files (review the diff).
 // The counts are cross-checked independently by tests/tools/independent_summary.py.
+#include "real_traces.h"
 #include "test_support.h"
 
 #include "stallscope/analysis/trace_summary.h"
@@ -15,13 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> realTraces() {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces()))
-        if (e.is_regular_file() && e.path().string().find(".json") != std::string::npos) out.push_back(e.path());
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
 
 std::string dump(const model::Trace& t, const std::string& rel) {
     using namespace model;

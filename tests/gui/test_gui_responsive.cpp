@@ -6,6 +6,7 @@
 #include "flame_panel.h"
 #include "main_window.h"
 #include "random_trace.h"
+#include "real_traces.h"
 #include "test_support.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
@@ -92,10 +93,9 @@ private:
 
 std::vector<fs::path> openableTraces() {
     std::set<fs::path> out;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces())) {
-        if (!e.is_regular_file() || e.path().string().find(".json") == std::string::npos) continue;
-        out.insert(e.path());
-        if (importers::parseTraceFileName(e.path().filename().string()).matches) out.insert(e.path().parent_path());
+    for (const fs::path& p : test::realTraceFiles()) {
+        out.insert(p);
+        if (importers::parseTraceFileName(p.filename().string()).matches) out.insert(p.parent_path());
     }
     return {out.begin(), out.end()};
 }

@@ -11,6 +11,7 @@
 #include "load_worker.h"
 #include "random_trace.h"
 #include "stats_panel.h"
+#include "real_traces.h"
 #include "test_support.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
@@ -47,10 +48,9 @@ constexpr int kRandomViewports = 50;
 /// every folder holding trace files (a TensorBoard run: one session, several ranks).
 std::vector<fs::path> openableTraces() {
     std::set<fs::path> out;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces())) {
-        if (!e.is_regular_file() || e.path().string().find(".json") == std::string::npos) continue;
-        out.insert(e.path());
-        if (importers::parseTraceFileName(e.path().filename().string()).matches) out.insert(e.path().parent_path());
+    for (const fs::path& p : test::realTraceFiles()) {
+        out.insert(p);
+        if (importers::parseTraceFileName(p.filename().string()).matches) out.insert(p.parent_path());
     }
     return {out.begin(), out.end()};
 }

@@ -122,12 +122,11 @@ def compare(cli, paths):
 
 
 def shared_traces(root):
-    found = []
-    for dirpath, _, files in os.walk(root):
-        for f in files:
-            if ".json" in f and "expected" not in f:
-                found.append(os.path.join(dirpath, f))
-    return sorted(found)
+    # Kineto traces told apart by content (tests/expectations/corpus.py), not by name: the
+    # corpus also holds rocprofv3 JSON and memory timelines.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "expectations"))
+    import corpus
+    return sorted(os.path.join(root, rel) for rel in corpus.kineto_traces(root) if "expected" not in rel)
 
 
 def main(argv):

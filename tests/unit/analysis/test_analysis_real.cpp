@@ -1,6 +1,7 @@
 // The analysis on the real traces: the TensorBoard plugin's and Holistic Trace Analysis'
 // numbers as oracles, the known answers of the ResNet-50 pair, invariants on every trace,
 // and golden findings files (STALLSCOPE_REGEN_GOLDEN=1 rewrites them).
+#include "real_traces.h"
 #include "test_support.h"
 
 #include "stallscope/analysis/analysis.h"
@@ -31,13 +32,7 @@ const Finding* find(const AnalysisResult& r, FindingKind k) {
     return nullptr;
 }
 
-std::vector<fs::path> realTraces() {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces()))
-        if (e.is_regular_file() && e.path().string().find(".json") != std::string::npos) out.push_back(e.path());
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
 
 std::string goldenDump(const model::Trace& t, const AnalysisResult& r, const std::string& rel) {
     std::ostringstream o;

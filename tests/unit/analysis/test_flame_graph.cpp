@@ -1,6 +1,7 @@
 // Flame graphs on traces with known answers: CPU-time stacks merged by name path, GPU time
 // charged to the launching CPU stack, ranges that cut through stacks, device filters, and
 // the roots agreeing with the analysis' statistics (inline traces and the ResNet-50 trace).
+#include "real_traces.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -298,10 +299,8 @@ private Q_SLOTS:
     void everyRealTraceAgreesWithAnalysis() {
         STALLSCOPE_REQUIRE_SHARED_TRACES();
         int checked = 0;
-        for (const auto& e : std::filesystem::recursive_directory_iterator(test::sharedTraces())) {
-            if (!e.is_regular_file() || e.path().string().find(".json") == std::string::npos)
-                continue;
-            auto res = importers::importFile(e.path());
+        for (const std::filesystem::path& path : test::realTraceFiles()) {
+            auto res = importers::importFile(path);
             if (!res) continue; // not a trace (expected-output files)
             const model::Trace& t = *res.value();
             const AnalysisResult r = analyze(t);
@@ -312,9 +311,9 @@ private Q_SLOTS:
             checkInvariants(gpu);
             checkInvariants(cpu);
             QVERIFY2(gpu.totalNs == statsGpuTotal(r) + memsetTotal(t, r.window),
-                     e.path().string().c_str());
+                     path.string().c_str());
             QVERIFY2(cpu.totalNs == outermostCpuTotal(t, r.window.startNs, r.window.endNs),
-                     e.path().string().c_str());
+                     path.string().c_str());
             ++checked;
         }
         QVERIFY(checked > 10);

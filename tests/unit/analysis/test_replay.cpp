@@ -1,6 +1,7 @@
 // The what-if replay: tiny timelines whose replay can be worked out by hand, the replay of
 // every real trace without fixes (it must reproduce the window), the findings' savings
 // adding up, and the prediction checked against a measured before/after pair.
+#include "real_traces.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -32,14 +33,7 @@ std::shared_ptr<const model::Trace> load(const fs::path& p) {
     return r ? r.value() : nullptr;
 }
 
-std::vector<fs::path> realTraces() {
-    std::vector<fs::path> out;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces()))
-        if (e.is_regular_file() && e.path().string().find(".json") != std::string::npos)
-            out.push_back(e.path());
-    std::sort(out.begin(), out.end());
-    return out;
-}
+std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
 
 /// Steps of `loadUs` in a DataLoader range, then `launches` kernels of `kernelUs` each
 /// launched back to back (10 us per launch call).

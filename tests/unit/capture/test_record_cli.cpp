@@ -111,7 +111,7 @@ private Q_SLOTS:
         // analysed the trace: the data-loading stall is found without GPU rows.
         QVERIFY2(out.contains("sent to the enclosing recording"), out.constData());
         QVERIFY2(out.contains("0 bad messages"), out.constData());
-        QVERIFY2(out.contains("Training steps wait for the input pipeline"), out.constData());
+        QVERIFY2(out.contains("Steps wait for the input pipeline"), out.constData());
         QVERIFY(out.contains("data_loading"));
         const auto t = load(path);
         QVERIFY(t);

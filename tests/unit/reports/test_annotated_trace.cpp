@@ -2,6 +2,7 @@
 // findings" process, read back by our importer and by Python's json module; hostile names;
 // bare, unterminated, empty and baseTimeNanoseconds arrays; every real trace; atomic writes.
 #include "gzip_text.h"
+#include "real_traces.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -453,11 +454,7 @@ void TestAnnotatedTrace::writtenFromTheModelWhenNoSourceCanBeCopied() {
 void TestAnnotatedTrace::everyRealTrace() {
     STALLSCOPE_REQUIRE_SHARED_TRACES();
     QTemporaryDir dir;
-    std::vector<fs::path> paths;
-    for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces()))
-        if (e.is_regular_file() && e.path().string().find(".json") != std::string::npos)
-            paths.push_back(e.path());
-    std::sort(paths.begin(), paths.end());
+    const std::vector<fs::path> paths = test::realTraceFiles();
     QVERIFY(paths.size() >= 20);
     size_t withRanges = 0, baseTime = 0, bare = 0, i = 0;
     for (const auto& p : paths) {

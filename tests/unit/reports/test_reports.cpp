@@ -1,6 +1,7 @@
 // Reports: escaping of untrusted text in every format, HTML self-containment, the content
 // of the report (titles, savings, pictures, fixes) on inline and real traces, JSON validity,
 // Markdown safety, and atomic writes.
+#include "real_traces.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -237,13 +238,12 @@ private Q_SLOTS:
     void everyRealTraceMakesEveryTextFormat() {
         STALLSCOPE_REQUIRE_SHARED_TRACES();
         int n = 0;
-        for (const auto& e : std::filesystem::recursive_directory_iterator(test::sharedTraces())) {
-            const std::string name = e.path().filename().string();
-            if (!e.is_regular_file() || name.find("test_gpu_metrics") == 0) continue;
-            if (!(name.ends_with(".json") || name.ends_with(".json.gz"))) continue;
-            auto r = importers::importFile(e.path());
-            QVERIFY2(r, qPrintable(QString::fromStdString(e.path().string())));
-            const ReportInput in = analysed(r.value(), e.path().string());
+        for (const std::filesystem::path& path : test::realTraceFiles()) {
+            const std::string name = path.filename().string();
+            if (name.find("test_gpu_metrics") == 0) continue;
+            auto r = importers::importFile(path);
+            QVERIFY2(r, qPrintable(QString::fromStdString(path.string())));
+            const ReportInput in = analysed(r.value(), path.string());
             const ReportDocument doc = buildReport({in});
             const QString html = QString::fromStdString(renderHtml(doc));
             checkSelfContained(html);
