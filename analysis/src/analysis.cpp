@@ -6,9 +6,9 @@
 #include "hta_compat.h"
 #include "idle_attribution.h"
 #include "replay.h"
-#include "warmup.h"
 #include "stallscope/base/text_format.h"
 #include "stats_tables.h"
+#include "warmup.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,9 +20,10 @@ namespace stallscope::analysis {
 
 std::string_view idleCauseName(IdleCause c) {
     static constexpr std::array<std::string_view, kIdleCauseCount> kNames{
-        "data_loading", "blocking_copy", "host_sync", "launch_overhead", "optimizer_cpu",
-        "io_logging_checkpoint", "cpu_compute", "host_untraced", "gpu_dependency",
-        "allocator", "setup", "jit"};
+        "data_loading",    "blocking_copy", "host_sync",
+        "launch_overhead", "optimizer_cpu", "io_logging_checkpoint",
+        "cpu_compute",     "host_untraced", "gpu_dependency",
+        "allocator",       "setup",         "jit"};
     return kNames[static_cast<size_t>(c)];
 }
 
@@ -270,9 +271,11 @@ AnalysisResult analyzeSteady(const model::Trace& trace, const AnalysisOptions& o
 void spliceWarmupSteps(AnalysisResult& r, const WarmupCarry& carry) {
     for (DeviceMetrics& d : r.devices) {
         const auto it = carry.steps.find(d.device);
-        std::erase_if(d.steps, [&](const StepMetrics& st) { return st.startNs < carry.warmup.endNs ||
-                                                                   st.endNs <= st.startNs; });
-        if (it != carry.steps.end()) d.steps.insert(d.steps.begin(), it->second.begin(), it->second.end());
+        std::erase_if(d.steps, [&](const StepMetrics& st) {
+            return st.startNs < carry.warmup.endNs || st.endNs <= st.startNs;
+        });
+        if (it != carry.steps.end())
+            d.steps.insert(d.steps.begin(), it->second.begin(), it->second.end());
     }
 }
 

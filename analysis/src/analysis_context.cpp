@@ -2,9 +2,9 @@
 #include "huge_pages.h"
 
 #include "stallscope/analysis/call_catalogue.h"
-#include "stallscope/base/text_format.h"
 #include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/name_rules.h"
+#include "stallscope/base/text_format.h"
 
 #include <algorithm>
 #include <map>

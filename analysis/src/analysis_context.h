@@ -36,11 +36,11 @@ enum NameClass : uint32_t {
     kNcCaptureEnd = 1u << 18,
     kNcGraphLaunch = 1u << 19, // cudaGraphLaunch / hipGraphLaunch / cuGraphLaunch
     // Call families (call_catalogue.h) beyond launch, copy and sync:
-    kNcAlloc = 1u << 20,     // allocation / free
-    kNcSetupCall = 1u << 21, // resource creation, module loading, graph capture/instantiate
-    kNcJit = 1u << 22,       // run-time code generation or tuning, torch.compile included
-    kNcStream = 1u << 23,    // event record, stream wait: ordering, no host wait
-    kNcQuery = 1u << 24,     // attribute / error / occupancy / event queries
+    kNcAlloc = 1u << 20,         // allocation / free
+    kNcSetupCall = 1u << 21,     // resource creation, module loading, graph capture/instantiate
+    kNcJit = 1u << 22,           // run-time code generation or tuning, torch.compile included
+    kNcStream = 1u << 23,        // event record, stream wait: ordering, no host wait
+    kNcQuery = 1u << 24,         // attribute / error / occupancy / event queries
     kNcLibraryKernel = 1u << 25, // a vendor library's kernel (kernel catalogue "library")
     kNcBackward = 1u << 26,      // a backward-pass event (autograd)
     kNcKnown = 1u << 15,
@@ -147,9 +147,9 @@ public:
     [[nodiscard]] int64_t windowLength() const { return window.length(); }
 
 private:
-    std::vector<uint32_t> m_nameClass;  // by StringId; 0 for names no slice has
-    std::vector<uint8_t> m_callFamily;  // by StringId: a CallFamily
-    uint32_t m_namedClasses = 0;        // the classes of all slice names together
+    std::vector<uint32_t> m_nameClass; // by StringId; 0 for names no slice has
+    std::vector<uint8_t> m_callFamily; // by StringId: a CallFamily
+    uint32_t m_namedClasses = 0;       // the classes of all slice names together
     ByCorrelation m_launches, m_gpuWork;
     [[nodiscard]] int64_t gpuEndOfLaunchesIn(int64_t lo, int64_t hi) const;
     void classifyNames();

@@ -337,8 +337,10 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
         std::count_if(r.steps.begin(), r.steps.end(), [](const Step& st) { return st.warmup; })));
     w.endObject();
     w.key("warmup");
-    if (r.warmup) writeWarmup(w, *r.warmup);
-    else w.null();
+    if (r.warmup)
+        writeWarmup(w, *r.warmup);
+    else
+        w.null();
     w.key("devices").beginObject();
     for (const auto& d : r.devices) {
         w.key(std::to_string(d.device));

@@ -13,8 +13,8 @@ extern const char* const kCallCatalogueText; // generated from analysis/data/cal
 
 namespace {
 constexpr std::array<std::string_view, size_t(CallFamily::Count)> kNames{
-    "none",  "launch", "copy",     "copy_sync", "stream",  "sync",  "alloc",
-    "resource", "module", "jit", "compile", "capture", "query"};
+    "none",     "launch", "copy", "copy_sync", "stream",  "sync", "alloc",
+    "resource", "module", "jit",  "compile",   "capture", "query"};
 } // namespace
 
 std::string_view callFamilyName(CallFamily f) {
@@ -24,7 +24,8 @@ std::string_view callFamilyName(CallFamily f) {
 std::optional<CallCatalogue> CallCatalogue::parse(std::string_view text, std::string& error) {
     CallCatalogue cat;
     const bool ok = detail::forEachCatalogueLine(
-        text, 2, [&](const detail::CatalogueLine& l) -> std::string {
+        text, 2,
+        [&](const detail::CatalogueLine& l) -> std::string {
             if (l.rest.empty()) return "expected FAMILY MATCH PATTERN";
             Rule r{};
             r.line = l.number;
@@ -39,7 +40,8 @@ std::optional<CallCatalogue> CallCatalogue::parse(std::string_view text, std::st
             else if (l.words[1] == "contains")
                 r.match = Rule::Match::Contains;
             else
-                return "unknown match '" + std::string(l.words[1]) + "' (exact, prefix or contains)";
+                return "unknown match '" + std::string(l.words[1]) +
+                       "' (exact, prefix or contains)";
             r.pattern = std::string(l.rest);
             cat.m_rules.push_back(std::move(r));
             return {};
@@ -61,9 +63,10 @@ const CallCatalogue& CallCatalogue::builtIn() {
 
 CallFamily CallCatalogue::classify(std::string_view name) const {
     for (const Rule& r : m_rules) {
-        const bool hit = r.match == Rule::Match::Exact    ? name == r.pattern
-                         : r.match == Rule::Match::Prefix ? name.starts_with(r.pattern)
-                                                          : name.find(r.pattern) != std::string_view::npos;
+        const bool hit = r.match == Rule::Match::Exact ? name == r.pattern
+                         : r.match == Rule::Match::Prefix
+                             ? name.starts_with(r.pattern)
+                             : name.find(r.pattern) != std::string_view::npos;
         if (hit) return r.family;
     }
     return CallFamily::None;

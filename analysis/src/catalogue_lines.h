@@ -9,9 +9,9 @@
 namespace stallscope::analysis::detail {
 
 struct CatalogueLine {
-    int number = 0;                     // 1-based line number
+    int number = 0;                          // 1-based line number
     std::array<std::string_view, 3> words{}; // the first words (empty when missing)
-    std::string_view rest;              // the rest of the line, trimmed
+    std::string_view rest;                   // the rest of the line, trimmed
 };
 
 /// Calls `rule` for each rule line with its first `nWords` (at most 3) words and the rest.

@@ -167,7 +167,8 @@ std::string saidNs(Finding& f, int64_t ns, std::string_view measure, const Claim
 
 std::string saidName(Finding& f, std::string_view name, std::string_view measure,
                      const ClaimParams& p, double value) {
-    std::string shown = name.size() > 80 ? std::string(name.substr(0, 77)) + "..." : std::string(name);
+    std::string shown =
+        name.size() > 80 ? std::string(name.substr(0, 77)) + "..." : std::string(name);
     return said(f, "`" + shown + "`", measure, p, value);
 }
 
@@ -254,7 +255,9 @@ std::string shareBase(const Context& c) {
     return "the window";
 }
 
-bool hasBackward(const Context& c) { return c.anyNamed(kNcBackward); }
+bool hasBackward(const Context& c) {
+    return c.anyNamed(kNcBackward);
+}
 
 std::string launchingThread(const Context& c) {
     return hasBackward(c) ? "the training thread" : "the thread that launches the GPU work";

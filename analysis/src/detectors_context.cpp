@@ -74,7 +74,8 @@ void detectGraphCapture(const DetectorInput& in, Findings& out) {
     f.title = "This trace records a CUDA/HIP graph capture, not the model running";
     const auto cap = [](const char* stat) { return ClaimParams().str("stat", stat); };
     f.explanation =
-        said(f, std::to_string(captured), "capture", cap("captured"), double(captured)) + " of the " +
+        said(f, std::to_string(captured), "capture", cap("captured"), double(captured)) +
+        " of the " +
         said(f, std::to_string(launches), "capture", cap("launches"), double(launches)) +
         " launch calls in the trace happen between a stream's BeginCapture and EndCapture "
         "calls: "
@@ -180,36 +181,37 @@ void detectCompilation(const DetectorInput& in, Findings& out) {
     std::string recompiles;
     for (const auto& [frame, n] : recompiled)
         recompiles += (recompiles.empty() ? "" : ", ") +
-                      said(f, "frame " + std::to_string(frame) + " ×" + std::to_string(n), "recompiled",
-                           ClaimParams().num("frame", frame), n);
-    const auto shareClaim = [&] {
-        return saidShare(f, share, "compile_ns", {}, "window_ns", {});
-    };
-    f.title = compiling ? "torch.compile compiles inside the profiled window (" + shareClaim() +
-                              " of it)"
-                        : "torch.compile frames run recompiled versions";
+                      said(f, "frame " + std::to_string(frame) + " ×" + std::to_string(n),
+                           "recompiled", ClaimParams().num("frame", frame), n);
+    const auto shareClaim = [&] { return saidShare(f, share, "compile_ns", {}, "window_ns", {}); };
+    f.title = compiling
+                  ? "torch.compile compiles inside the profiled window (" + shareClaim() + " of it)"
+                  : "torch.compile frames run recompiled versions";
     f.explanation =
         (compiling
              ? "Compilation (TorchDynamo tracing, AOTAutograd, Inductor code generation and "
                "autotuning) took " +
                    saidNs(f, compileNs, "compile_ns", {}) + " of the " +
-                   saidNs(f, c.window.length(), "window_ns", {}) + " window. That is a one-off cost, not a property of the step: " +
+                   saidNs(f, c.window.length(), "window_ns", {}) +
+                   " window. That is a one-off cost, not a property of the step: " +
                    (f.silencesTiming
                         ? "the window is mostly the compiler, so no timing findings are given."
                         : "the other findings' figures include it.")
              : std::string()) +
         (recompiled.empty()
              ? std::string()
-             : std::string(compiling ? " " : "") +
-                   "Compiled frames run compile ids above 0 (" + recompiles +
+             : std::string(compiling ? " " : "") + "Compiled frames run compile ids above 0 (" +
+                   recompiles +
                    ": Torch-Compiled Region N/M runs frame N's compile M), so they were compiled "
                    "again after a guard failed (a new shape, dtype or Python value)" +
-                   (compiling ? "." : "; this window holds no compile phase, so that happened "
-                                      "before it, and the cached versions run without compiling."));
-    f.fix = "Profile after warm-up: let the first iterations compile, then record a few steps (a "
-            "torch.profiler schedule with wait/warmup). For recompilations, TORCH_LOGS=\"recompiles\" "
-            "names the failing guard; mark dynamic dimensions (torch._dynamo.mark_dynamic) or compile "
-            "with dynamic=True.";
+                   (compiling ? "."
+                              : "; this window holds no compile phase, so that happened "
+                                "before it, and the cached versions run without compiling."));
+    f.fix =
+        "Profile after warm-up: let the first iterations compile, then record a few steps (a "
+        "torch.profiler schedule with wait/warmup). For recompilations, TORCH_LOGS=\"recompiles\" "
+        "names the failing guard; mark dynamic dimensions (torch._dynamo.mark_dynamic) or compile "
+        "with dynamic=True.";
     f.snippet =
         "model = torch.compile(model)\n"
         "sched = torch.profiler.schedule(wait=3, warmup=2, active=3)   # steps 0-2 compile\n"
@@ -273,25 +275,25 @@ void detectGraphBreaks(const DetectorInput& in, Findings& out) {
     f.title = "The compiled model runs as " +
               said(f, std::to_string(maxFrames), "graph_frames", gf("max"), double(maxFrames)) +
               " graphs per " + unit + " (graph breaks?)";
-    f.explanation = said(f, std::to_string(stepsWithBreaks), "graph_frames", gf("with_breaks"),
-                         double(stepsWithBreaks)) +
-                    " of " +
-                    said(f, std::to_string(framesPerStep.size()), "graph_frames", gf("units"),
-                         double(framesPerStep.size())) +
-                    " " + unit + "s" +
-                    (c.steps.empty() ? " (the runs of the lowest compiled frame, no ProfilerStep)"
-                                     : "") +
-                    " run up to " +
-                    said(f, std::to_string(maxFrames), "graph_frames", gf("max"), double(maxFrames)) +
-                    " distinct compiled frames (Torch-Compiled Region N/.). Where Dynamo cannot "
-                    "trace (data-dependent "
-                    "control flow, .item(), unsupported calls, print) it breaks the graph: Python "
-                    "runs between the "
-                    "pieces and each piece is optimised alone. Separately compiled functions (a "
-                    "compiled model and a "
-                    "compiled optimizer step) also show as several frames; the trace cannot tell "
-                    "the two apart, and "
-                    "what the breaks cost is not measured.";
+    f.explanation =
+        said(f, std::to_string(stepsWithBreaks), "graph_frames", gf("with_breaks"),
+             double(stepsWithBreaks)) +
+        " of " +
+        said(f, std::to_string(framesPerStep.size()), "graph_frames", gf("units"),
+             double(framesPerStep.size())) +
+        " " + unit + "s" +
+        (c.steps.empty() ? " (the runs of the lowest compiled frame, no ProfilerStep)" : "") +
+        " run up to " +
+        said(f, std::to_string(maxFrames), "graph_frames", gf("max"), double(maxFrames)) +
+        " distinct compiled frames (Torch-Compiled Region N/.). Where Dynamo cannot "
+        "trace (data-dependent "
+        "control flow, .item(), unsupported calls, print) it breaks the graph: Python "
+        "runs between the "
+        "pieces and each piece is optimised alone. Separately compiled functions (a "
+        "compiled model and a "
+        "compiled optimizer step) also show as several frames; the trace cannot tell "
+        "the two apart, and "
+        "what the breaks cost is not measured.";
     f.fix = "List the breaks with torch._dynamo.explain(model)(inputs) (or "
             "TORCH_LOGS=\"graph_breaks\"), remove them, "
             "and compile with fullgraph=True to make any new break an error.";

@@ -296,10 +296,11 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         const int64_t traced = launch + cpu + optim;
         const bool untracedOnly = 10 * traced < total; // what the host did is not in the trace
         const bool anySteps = shareBase(c) == "step time";
-        f.title = untracedOnly ? "The GPU waits for the host, and the trace does not show what it did"
-                  : light      ? "The GPU waits for the CPU: the model is too light to fill it"
-                  : bound      ? "The GPU waits for the CPU: kernel launches set the pace"
-                               : "The GPU waits for the CPU to dispatch work";
+        f.title = untracedOnly
+                      ? "The GPU waits for the host, and the trace does not show what it did"
+                  : light ? "The GPU waits for the CPU: the model is too light to fill it"
+                  : bound ? "The GPU waits for the CPU: kernel launches set the pace"
+                          : "The GPU waits for the CPU to dispatch work";
         using K = IdleCause;
         const int32_t dv = subj.device;
         const auto idleOf = [&](const std::vector<IdleCause>& ks) {
@@ -317,22 +318,30 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
             "launch calls and the dispatch between them " +
             saidNs(f, launch, "idle_ns", idleOf({K::LaunchOverhead})) + ", CPU operators " +
             saidNs(f, cpu, "idle_ns", idleOf({K::CpuCompute})) + ", optimizer on the CPU " +
-            saidNs(f, optim, "idle_ns", idleOf({K::OptimizerCpu})) + ", untraced (Python, the GIL) " +
+            saidNs(f, optim, "idle_ns", idleOf({K::OptimizerCpu})) +
+            ", untraced (Python, the GIL) " +
             saidNs(f, untraced, "idle_ns", idleOf({K::HostUntraced})) + ".";
         if (!f.waitedFor.empty())
             text += " Busiest on the host: " +
                     describeWaitedFor(f, f.waitedFor, dv,
                                       {K::LaunchOverhead, K::CpuCompute, K::OptimizerCpu}, traced) +
                     ".";
-        const auto lb = [&](const char* stat) { return ClaimParams().device(dv).str("stat", stat); };
+        const auto lb = [&](const char* stat) {
+            return ClaimParams().device(dv).str("stat", stat);
+        };
         if (bound && anySteps)
-            text += " " + said(f, std::to_string(boundSteps), "launch_bound", lb("steps"), double(boundSteps)) +
-                    " of " + said(f, std::to_string(regionsSeen), "launch_bound", lb("regions"), double(regionsSeen)) +
+            text += " " +
+                    said(f, std::to_string(boundSteps), "launch_bound", lb("steps"),
+                         double(boundSteps)) +
+                    " of " +
+                    said(f, std::to_string(regionsSeen), "launch_bound", lb("regions"),
+                         double(regionsSeen)) +
                     " steps are launch-bound: ";
         else if (bound)
             text += " The window is launch-bound: ";
         if (bound) {
-            const double shortShare = double(shortBound) / double(std::max<size_t>(1, kernelsBound));
+            const double shortShare =
+                double(shortBound) / double(std::max<size_t>(1, kernelsBound));
             char b[32];
             std::snprintf(b, sizeof b, "%.2f", queueSum / double(boundSteps));
             text += said(f, fmtPct(shortShare), "launch_bound", lb("short_share"), shortShare) +
@@ -354,42 +363,45 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         const std::string per = anySteps ? " per step" : " in the window";
         const auto mf = [&](const char* stat) { return ClaimParams().str("stat", stat); };
         if (shapesKnown)
-            text += " Matrix multiplies and convolutions do " +
-                    said(f, fmtGflop(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) + per +
-                    " (input shapes of " +
-                    said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
-                         double(work->withShapes)) +
-                    " operators" +
-                    (work->read < work->ops
-                         ? " read of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
-                                              double(work->ops)) +
-                               ", the rest extrapolated"
-                     : work->withShapes < work->ops
-                         ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
-                                         double(work->ops))
-                         : std::string()) +
-                    "; convolutions at " + saidConstant(f, "stride 1", "the FLOP count's assumption") +
-                    ", an upper bound)" +
-                    (light ? ": the model is light, the GPU finishes it faster than the host can "
-                             "issue it."
-                           : ": the model is not light, the host side is what is slow.");
+            text +=
+                " Matrix multiplies and convolutions do " +
+                said(f, fmtGflop(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) +
+                per + " (input shapes of " +
+                said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
+                     double(work->withShapes)) +
+                " operators" +
+                (work->read < work->ops ? " read of " +
+                                              said(f, std::to_string(work->ops), "matmul_flops",
+                                                   mf("ops"), double(work->ops)) +
+                                              ", the rest extrapolated"
+                 : work->withShapes < work->ops
+                     ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
+                                     double(work->ops))
+                     : std::string()) +
+                "; convolutions at " + saidConstant(f, "stride 1", "the FLOP count's assumption") +
+                ", an upper bound)" +
+                (light ? ": the model is light, the GPU finishes it faster than the host can "
+                         "issue it."
+                       : ": the model is not light, the host side is what is slow.");
         else if (!subj.hostOnly && work->ops == 0)
             text += " Whether the model itself is light cannot be told: the " +
                     std::string(anySteps ? "step" : "window") +
                     " has no matrix-multiply or convolution operator to size it by.";
         else if (!subj.hostOnly)
-            text += " Whether the model itself is light cannot be told: its " +
-                    said(f, std::to_string(work->ops), "matmul_flops", mf("ops"), double(work->ops)) +
-                    " matrix-multiply and convolution operator" +
-                    (work->ops == 1 ? "" : "s") + " carry no input shapes (record_shapes=True).";
+            text +=
+                " Whether the model itself is light cannot be told: its " +
+                said(f, std::to_string(work->ops), "matmul_flops", mf("ops"), double(work->ops)) +
+                " matrix-multiply and convolution operator" + (work->ops == 1 ? "" : "s") +
+                " carry no input shapes (record_shapes=True).";
         if (usesGraphs)
-            text += " The work already runs as CUDA/HIP Graphs (" +
-                    said(f, std::to_string(fromGraphs), "graph_items",
-                         ClaimParams().device(dv).str("stat", "from_graphs"), double(fromGraphs)) +
-                    " of " +
-                    said(f, std::to_string(dev->launch.size()), "graph_items",
-                         ClaimParams().device(dv).str("stat", "items"), double(dev->launch.size())) +
-                    " items from graph launches): the time left is the host's own, around the graphs.";
+            text +=
+                " The work already runs as CUDA/HIP Graphs (" +
+                said(f, std::to_string(fromGraphs), "graph_items",
+                     ClaimParams().device(dv).str("stat", "from_graphs"), double(fromGraphs)) +
+                " of " +
+                said(f, std::to_string(dev->launch.size()), "graph_items",
+                     ClaimParams().device(dv).str("stat", "items"), double(dev->launch.size())) +
+                " items from graph launches): the time left is the host's own, around the graphs.";
         if (untraced > total - untraced) // not untraced * 2: durations reach 2^62
             text += " Most of this time shows no traced event: profile with with_stack=True to see "
                     "the Python behind it.";
@@ -415,29 +427,37 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         if (smallKernels || light)
             fixes.push_back(
                 {launch + cpu,
-                 hasBackward(c) ? "raise the batch size (or sequence packing) so each kernel does more work"
-                                : "batch more inputs (requests) per call so each kernel does more work",
+                 hasBackward(c)
+                     ? "raise the batch size (or sequence packing) so each kernel does more work"
+                     : "batch more inputs (requests) per call so each kernel does more work",
                  "loader = DataLoader(dataset, batch_size=4 * batch_size, ...)  # more work per "
                  "launch",
                  {K::LaunchOverhead, K::CpuCompute}});
         if (optim > 0) {
             const std::string cls = optimizerClass(c);
-            const bool fusedKnown = cls == "Adam" || cls == "AdamW" || cls == "SGD" || cls == "Adagrad";
+            const bool fusedKnown =
+                cls == "Adam" || cls == "AdamW" || cls == "SGD" || cls == "Adagrad";
             const bool alreadyFused = cls.find("Fused") != std::string::npos;
             if (!alreadyFused)
                 fixes.push_back(
                     {optim,
-                     cls.empty() ? "use a fused or foreach optimizer (one kernel for all parameters)"
+                     cls.empty()
+                         ? "use a fused or foreach optimizer (one kernel for all parameters)"
                      : fusedKnown
                          ? "make " + cls + " fused (fused=True: one kernel for all parameters; " +
-                               saidConstant(f, "PyTorch 2.0", "the release fused Adam/AdamW came in") +
-                               " for Adam/AdamW, later for SGD and Adagrad; foreach=True where fused "
+                               saidConstant(f, "PyTorch 2.0",
+                                            "the release fused Adam/AdamW came in") +
+                               " for Adam/AdamW, later for SGD and Adagrad; foreach=True where "
+                               "fused "
                                "is missing)"
-                         : "make " + cls + " a foreach optimizer (foreach=True: a few kernels for "
-                                           "all parameters)",
-                     cls.empty() ? "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)  # or foreach=True"
-                     : fusedKnown ? "optimizer = torch.optim." + cls + "(params, lr=lr, fused=True)"
-                                  : "optimizer = torch.optim." + cls + "(params, lr=lr, foreach=True)",
+                         : "make " + cls +
+                               " a foreach optimizer (foreach=True: a few kernels for "
+                               "all parameters)",
+                     cls.empty() ? "optimizer = torch.optim.AdamW(params, lr=lr, fused=True)  # or "
+                                   "foreach=True"
+                     : fusedKnown
+                         ? "optimizer = torch.optim." + cls + "(params, lr=lr, fused=True)"
+                         : "optimizer = torch.optim." + cls + "(params, lr=lr, foreach=True)",
                      {K::OptimizerCpu}});
         }
         if (cpu + untraced > 0)
@@ -453,8 +473,8 @@ void detectCpuDispatch(const DetectorInput& in, Findings& out) {
         std::string fix, snippet;
         for (size_t i = 0; i < fixes.size(); ++i) {
             fix += (i ? " " : "") + std::to_string(i + 1) + ". " + fixes[i].text + " (" +
-                   saidNs(f, fixes[i].weight, "idle_ns", idleOf(fixes[i].causes)) + " of this idle time)" +
-                   (i + 1 < fixes.size() ? ";" : ".");
+                   saidNs(f, fixes[i].weight, "idle_ns", idleOf(fixes[i].causes)) +
+                   " of this idle time)" + (i + 1 < fixes.size() ? ";" : ".");
             if (i < 2) snippet += (snippet.empty() ? "" : "\n") + fixes[i].snippet;
         }
         f.fix = std::move(fix);

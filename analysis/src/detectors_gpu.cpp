@@ -88,15 +88,16 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
         const ClaimParams fp32p = ClaimParams().device(dev.device).str("class", "fp32_matmul");
         const ClaimParams cc = ClaimParams().device(dev.device).str("field", "computeMajor");
         f.explanation =
-            "FP32 matrix-multiply and convolution kernels took " + saidNs(f, fp32, "kernel_ns", fp32p) +
-            " (" +
+            "FP32 matrix-multiply and convolution kernels took " +
+            saidNs(f, fp32, "kernel_ns", fp32p) + " (" +
             saidShare(f, double(fp32) / double(d->busyNs), "kernel_ns", fp32p, "busy_ns",
                       ClaimParams().device(dev.device)) +
             " of GPU busy time) on " +
-            (gen.amd ? "an AMD GPU (compute major " +
-                           said(f, std::to_string(gen.cc), "device_prop", cc, gen.cc) + ")"
-                     : "a compute capability " +
-                           said(f, std::to_string(gen.cc) + ".x", "device_prop", cc, gen.cc) + " GPU") +
+            (gen.amd
+                 ? "an AMD GPU (compute major " +
+                       said(f, std::to_string(gen.cc), "device_prop", cc, gen.cc) + ")"
+                 : "a compute capability " +
+                       said(f, std::to_string(gen.cc) + ".x", "device_prop", cc, gen.cc) + " GPU") +
             ", and " + (gen.amd ? "Matrix-Core" : "Tensor-Core") + " kernels ran " +
             saidNs(f, tc, "kernel_ns",
                    ClaimParams().device(dev.device).str("class", "tensor_core_matmul")) +
@@ -108,10 +109,13 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
                  : std::string("The library kernels' names say fp32 (sgemm, scudnn, f32 "
                                "variants); the operators that launched them carry no input "
                                "types to confirm it (record_shapes=True would).")) +
-            " A " + (ampere || gen.amd ? saidConstant(f, "16-bit", "a data type") : "half-precision (FP16)") +
+            " A " +
+            (ampere || gen.amd ? saidConstant(f, "16-bit", "a data type")
+                               : "half-precision (FP16)") +
             " type typically makes these kernels " +
             saidConstant(f, "2-8x", "mixed precision's typical speed-up") +
-            " faster; the estimate assumes " + saidConstant(f, "2x", "the estimate's assumption") + ".";
+            " faster; the estimate assumes " + saidConstant(f, "2x", "the estimate's assumption") +
+            ".";
         if (!ampere && !gen.amd)
             f.explanation += " This GPU has no TF32: its Tensor Cores multiply FP16 (Volta, "
                              "Turing), so mixed precision with float16 is the way onto them.";
@@ -120,10 +124,11 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
             f.fix = how + " with automatic mixed precision in bfloat16 (torch.autocast" +
                     (training ? "; no GradScaler needed" : "") +
                     "), and allow TF32 for the FP32 matrix multiplies that remain.";
-            f.snippet = "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n" +
-                        std::string(training ? "    loss = criterion(model(x), y)\nloss.backward()\n"
-                                             : "    out = model(x)\n") +
-                        "torch.set_float32_matmul_precision(\"high\")   # TF32 for FP32 matmuls";
+            f.snippet =
+                "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n" +
+                std::string(training ? "    loss = criterion(model(x), y)\nloss.backward()\n"
+                                     : "    out = model(x)\n") +
+                "torch.set_float32_matmul_precision(\"high\")   # TF32 for FP32 matmuls";
         } else if (gen.amd) {
             f.fix = how + " with automatic mixed precision (torch.autocast with bfloat16 or "
                           "float16) so the matrix multiplies use the Matrix Cores.";
@@ -169,28 +174,33 @@ void detectCommExposed(const DetectorInput& in, Findings& out) {
         f.title = "Communication is not hidden behind computation";
         const ClaimParams comm = ClaimParams().device(dev.device).str("class", "comm");
         const ClaimParams exp = ClaimParams().device(dev.device).str("class", "comm_exposed");
-        f.explanation = "Collective kernels ran " + saidNs(f, d->commNs, "kernel_ns", comm) + ", of which " +
-                        saidNs(f, exposed, "kernel_ns", exp) + " (" +
-                        saidShare(f, double(exposed) / double(d->commNs), "kernel_ns", exp, "kernel_ns", comm) +
-                        ") did not overlap any compute kernel. A collective kernel runs from when this rank "
-                        "enters it until every rank has: its time is the transfer and the wait for the last "
-                        "rank to arrive, which one rank's trace cannot tell apart. Analyse the ranks together "
-                        "(a folder of all ranks) to see whether this rank waits for a straggler.";
+        f.explanation =
+            "Collective kernels ran " + saidNs(f, d->commNs, "kernel_ns", comm) + ", of which " +
+            saidNs(f, exposed, "kernel_ns", exp) + " (" +
+            saidShare(f, double(exposed) / double(d->commNs), "kernel_ns", exp, "kernel_ns", comm) +
+            ") did not overlap any compute kernel. A collective kernel runs from when this rank "
+            "enters it until every rank has: its time is the transfer and the wait for the last "
+            "rank to arrive, which one rank's trace cannot tell apart. Analyse the ranks together "
+            "(a folder of all ranks) to see whether this rank waits for a straggler.";
         if (hasBackward(c)) {
-            f.fix = "When the ranks wait for a straggler, remove the straggler's stall first (its own "
-                    "findings). Otherwise let DDP overlap gradient reduction with backward (bucket sizes, "
-                    "gradient_as_bucket_view), accumulate gradients to communicate less often, or shard "
-                    "with FSDP and prefetching.";
+            f.fix =
+                "When the ranks wait for a straggler, remove the straggler's stall first (its own "
+                "findings). Otherwise let DDP overlap gradient reduction with backward (bucket "
+                "sizes, "
+                "gradient_as_bucket_view), accumulate gradients to communicate less often, or "
+                "shard "
+                "with FSDP and prefetching.";
             f.snippet =
                 "model = torch.nn.parallel.DistributedDataParallel(\n"
                 "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)\n"
                 "with model.no_sync():            # accumulate without reducing\n"
                 "    criterion(model(x), y).backward()";
         } else {
-            f.fix = "When the ranks wait for a straggler, remove the straggler's stall first (its own "
-                    "findings). Otherwise issue the collectives asynchronously and overlap them with "
-                    "independent compute (async_op=True, then wait() where the result is needed), or "
-                    "split the model over fewer ranks so less is communicated.";
+            f.fix =
+                "When the ranks wait for a straggler, remove the straggler's stall first (its own "
+                "findings). Otherwise issue the collectives asynchronously and overlap them with "
+                "independent compute (async_op=True, then wait() where the result is needed), or "
+                "split the model over fewer ranks so less is communicated.";
             f.snippet = "work = torch.distributed.all_reduce(t, async_op=True)\n"
                         "y = independent_compute(x)       # runs while the collective does\n"
                         "work.wait()";
@@ -216,13 +226,14 @@ void detectMemoryPressure(const DetectorInput& in, Findings& out) {
         f.ranges = {{at, std::min(at + 1, c.window.endNs)}};
         f.title = "GPU memory is nearly full";
         const ClaimParams mp = ClaimParams().device(p.id);
-        f.explanation = "The caching allocator reserved up to " +
-                        said(f, std::to_string(peak / (1 << 20)) + " MiB", "memory_peak", mp, double(peak)) +
-                        " (" +
-                        saidShare(f, share, "memory_peak", mp, "device_prop",
-                                  ClaimParams().device(p.id).str("field", "totalGlobalMem")) +
-                        " of the GPU's memory): allocations start to fail and retry (cudaFree + "
-                        "cudaMalloc stalls) and a larger batch will not fit.";
+        f.explanation =
+            "The caching allocator reserved up to " +
+            said(f, std::to_string(peak / (1 << 20)) + " MiB", "memory_peak", mp, double(peak)) +
+            " (" +
+            saidShare(f, share, "memory_peak", mp, "device_prop",
+                      ClaimParams().device(p.id).str("field", "totalGlobalMem")) +
+            " of the GPU's memory): allocations start to fail and retry (cudaFree + "
+            "cudaMalloc stalls) and a larger batch will not fit.";
         f.fix = "Reduce activation memory: activation checkpointing, mixed precision, smaller micro-batches; "
                 "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True against fragmentation.";
         f.snippet = "from torch.utils.checkpoint import checkpoint\n"

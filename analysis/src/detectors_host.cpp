@@ -34,9 +34,11 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
         const auto loaders = findSlices(c, [&](uint32_t i) { return c.is(i, kNcDataLoader); }, 50);
         bool singleProcess = false;
         for (SliceId s : loaders) singleProcess |= c.name(s.index()).find("SingleProcess") != std::string_view::npos;
-        f.evidence = loaders.empty()
-                         ? findSlices(c, [&](uint32_t i) { return c.is(i, kNcInputPrep) && !c.launchesGpu[i]; }, 50)
-                         : loaders;
+        f.evidence =
+            loaders.empty()
+                ? findSlices(
+                      c, [&](uint32_t i) { return c.is(i, kNcInputPrep) && !c.launchesGpu[i]; }, 50)
+                : loaders;
         f.ranges = longestRanges(d.idle.intervals[idx(IdleCause::DataLoading)], 12);
         f.waitedFor = topWaitedFor(c, d.idle.waitedFor[idx(IdleCause::DataLoading)], 5);
         std::string where;
@@ -48,32 +50,42 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
             std::sort(names.begin(), names.end());
             names.erase(std::unique(names.begin(), names.end()), names.end());
             where = " inside the DataLoader itself (" +
-                    said(f, "num_workers=0", "calls", ClaimParams().names(names).str("stat", "count"), 1) +
+                    said(f, "num_workers=0", "calls",
+                         ClaimParams().names(names).str("stat", "count"), 1) +
                     ": batches are made in the same process, one after another)";
         } else if (loaders.empty()) {
-            where = " outside any DataLoader (named input preparation before the step's first GPU work)";
+            where = " outside any DataLoader (named input preparation before the step's first GPU "
+                    "work)";
         }
         const std::vector<IdleCause> causes{IdleCause::DataLoading};
         const ClaimParams idle = ClaimParams().device(d.device).causes(causes);
         const std::string thread = d.hostOnly ? "the thread running the steps" : launchingThread(c);
         if (d.hostOnly) {
             f.title = "Steps wait for the input pipeline";
-            f.explanation = "The thread running the steps spent " + saidNs(f, ns, "idle_ns", idle) + " (" +
-                            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
-                            " of " + shareBase(c) + ") loading and preparing data" + where + ". " +
-                            hostOnlyWords(c) + " It ran: " + describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + ".";
+            f.explanation =
+                "The thread running the steps spent " + saidNs(f, ns, "idle_ns", idle) + " (" +
+                saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns",
+                          {}) +
+                " of " + shareBase(c) + ") loading and preparing data" + where + ". " +
+                hostOnlyWords(c) +
+                " It ran: " + describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + ".";
         } else {
             f.title = "GPU idle while the input pipeline prepares batches";
             f.explanation = "The GPU sat idle for " + saidNs(f, ns, "idle_ns", idle) + " (" +
-                            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle, "window_ns", {}) +
-                            " of " + shareBase(c) + ") while " + thread + " was loading and preparing data" + where +
+                            saidShare(f, double(ns) / double(c.window.length()), "idle_ns", idle,
+                                      "window_ns", {}) +
+                            " of " + shareBase(c) + ") while " + thread +
+                            " was loading and preparing data" + where +
                             ". No GPU work was queued during that time. It ran: " +
                             describeWaitedFor(f, f.waitedFor, d.device, causes, ns) + ".";
         }
         if (!loaders.empty()) {
-            f.fix = "Prepare batches in parallel worker processes and overlap them with GPU work: raise "
-                    "num_workers, pin memory, keep workers alive and prefetch; move heavy preprocessing into "
-                    "the workers or onto the GPU; use faster storage or a cached/preprocessed dataset.";
+            f.fix =
+                "Prepare batches in parallel worker processes and overlap them with GPU work: "
+                "raise "
+                "num_workers, pin memory, keep workers alive and prefetch; move heavy "
+                "preprocessing into "
+                "the workers or onto the GPU; use faster storage or a cached/preprocessed dataset.";
             f.snippet =
                 "loader = torch.utils.data.DataLoader(\n"
                 "    dataset, batch_size=batch_size, shuffle=True,\n"
@@ -82,15 +94,18 @@ void detectDataLoading(const DetectorInput& in, Findings& out) {
                 "    persistent_workers=True,  # keep the workers between epochs\n"
                 "    prefetch_factor=4)        # batches prepared ahead by each worker";
         } else {
-            f.fix = "Move the input preparation out of the loop that drives the GPU: run it in DataLoader "
-                    "workers (a Dataset whose __getitem__ or collate_fn does the tokenising or image "
-                    "processing), or prepare the inputs ahead of time, so the next batch is ready when the "
-                    "GPU finishes.";
-            f.snippet =
-                "loader = torch.utils.data.DataLoader(\n"
-                "    raw_inputs, batch_size=batch_size,\n"
-                "    collate_fn=lambda items: processor(items, return_tensors=\"pt\"),  # in the workers\n"
-                "    num_workers=4, pin_memory=True)";
+            f.fix =
+                "Move the input preparation out of the loop that drives the GPU: run it in "
+                "DataLoader "
+                "workers (a Dataset whose __getitem__ or collate_fn does the tokenising or image "
+                "processing), or prepare the inputs ahead of time, so the next batch is ready when "
+                "the "
+                "GPU finishes.";
+            f.snippet = "loader = torch.utils.data.DataLoader(\n"
+                        "    raw_inputs, batch_size=batch_size,\n"
+                        "    collate_fn=lambda items: processor(items, return_tensors=\"pt\"),  # "
+                        "in the workers\n"
+                        "    num_workers=4, pin_memory=True)";
         }
         f.confidence = loaders.empty() ? 0.6 : 0.9;
         out.push_back(std::move(f));
@@ -142,46 +157,52 @@ void detectBlockingH2dCopy(const DetectorInput& in, Findings& out) {
         };
         const bool loader = c.anyNamed(kNcDataLoader);
         f.title = "Host-to-device copies from pageable memory block " + launchingThread(c);
-        f.explanation = said(f, std::to_string(copies.size()), "copies", copiesStat("count"),
-                             double(copies.size())) +
-                        " host-to-device copies (" +
-                        said(f, std::to_string(bytes / 1000000) + " MB", "copies", copiesStat("bytes"),
-                             double(bytes)) +
-                        ", " + said(f, fmtDuration(copyNs), "copies", copiesStat("ns"), double(copyNs)) +
-                        " on the GPU at " + said(f, bw, "copies", copiesStat("gb_per_s"), gbs) +
-                        ") read from pageable (not page-locked) memory or by a synchronous call: the "
-                        "driver stages a pageable copy through a bounce buffer and the call blocks "
-                        "the CPU until the copy is done; the copy cannot overlap with compute. The "
-                        "GPU was idle " +
-                        saidNs(f, idle, "idle_ns",
-                               ClaimParams().device(dev.device).causes({IdleCause::BlockingCopy})) +
-                        " while the thread was inside blocking copy calls." +
-                        [&] {
-                            SliceId longestCall; // the copy call that blocked longest
-                            for (SliceId cp : copies) {
-                                const SliceId l = c.launchOf(cp.index());
-                                if (l.valid() && (!longestCall.valid() ||
-                                                  s.dur[l.index()] > s.dur[longestCall.index()]))
-                                    longestCall = l;
-                            }
-                            return whereFrom(c, f, longestCall);
-                        }();
+        f.explanation =
+            said(f, std::to_string(copies.size()), "copies", copiesStat("count"),
+                 double(copies.size())) +
+            " host-to-device copies (" +
+            said(f, std::to_string(bytes / 1000000) + " MB", "copies", copiesStat("bytes"),
+                 double(bytes)) +
+            ", " + said(f, fmtDuration(copyNs), "copies", copiesStat("ns"), double(copyNs)) +
+            " on the GPU at " + said(f, bw, "copies", copiesStat("gb_per_s"), gbs) +
+            ") read from pageable (not page-locked) memory or by a synchronous call: the "
+            "driver stages a pageable copy through a bounce buffer and the call blocks "
+            "the CPU until the copy is done; the copy cannot overlap with compute. The "
+            "GPU was idle " +
+            saidNs(f, idle, "idle_ns",
+                   ClaimParams().device(dev.device).causes({IdleCause::BlockingCopy})) +
+            " while the thread was inside blocking copy calls." + [&] {
+                SliceId longestCall; // the copy call that blocked longest
+                for (SliceId cp : copies) {
+                    const SliceId l = c.launchOf(cp.index());
+                    if (l.valid() &&
+                        (!longestCall.valid() || s.dur[l.index()] > s.dur[longestCall.index()]))
+                        longestCall = l;
+                }
+                return whereFrom(c, f, longestCall);
+            }();
         if (loader) {
-            f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True in the "
-                    "DataLoader (or tensor.pin_memory()), then .to(device, non_blocking=True); copies then run "
+            f.fix = "Use page-locked (pinned) host memory and asynchronous copies: pin_memory=True "
+                    "in the "
+                    "DataLoader (or tensor.pin_memory()), then .to(device, non_blocking=True); "
+                    "copies then run "
                     "at full PCIe bandwidth and overlap with GPU work.";
-            f.snippet =
-                "loader = DataLoader(dataset, batch_size=batch_size, num_workers=8, pin_memory=True)\n"
-                "for inputs, targets in loader:\n"
-                "    inputs = inputs.to(\"cuda\", non_blocking=True)\n"
-                "    targets = targets.to(\"cuda\", non_blocking=True)";
+            f.snippet = "loader = DataLoader(dataset, batch_size=batch_size, num_workers=8, "
+                        "pin_memory=True)\n"
+                        "for inputs, targets in loader:\n"
+                        "    inputs = inputs.to(\"cuda\", non_blocking=True)\n"
+                        "    targets = targets.to(\"cuda\", non_blocking=True)";
         } else {
-            f.fix = "Copy from page-locked (pinned) host memory asynchronously: pin the host tensors once "
+            f.fix = "Copy from page-locked (pinned) host memory asynchronously: pin the host "
+                    "tensors once "
                     "(tensor.pin_memory(), or allocate them with pin_memory=True), then "
-                    ".to(device, non_blocking=True); copies then run at full PCIe bandwidth and overlap with "
+                    ".to(device, non_blocking=True); copies then run at full PCIe bandwidth and "
+                    "overlap with "
                     "GPU work.";
-            f.snippet = "x_host = x_host.pin_memory()                 # once, or torch.empty(..., pin_memory=True)\n"
-                        "x = x_host.to(\"cuda\", non_blocking=True)     # returns at once; the copy overlaps";
+            f.snippet = "x_host = x_host.pin_memory()                 # once, or torch.empty(..., "
+                        "pin_memory=True)\n"
+                        "x = x_host.to(\"cuda\", non_blocking=True)     # returns at once; the "
+                        "copy overlaps";
         }
         f.confidence = 0.9;
         out.push_back(std::move(f));
@@ -192,7 +213,8 @@ namespace {
 /// " The longest wait, 463 ms, is `hipMemcpyWithStream` under `aten::copy_`, called from
 /// `cuda_graph_runner.py(212): replay`." — what the trace shows of where a call came from:
 /// its innermost operator and Python frame (with_stack), when the trace has them.
-std::string whereFrom(const Context& c, Finding& f, SliceId call, const char* lead, const char* mid) {
+std::string whereFrom(const Context& c, Finding& f, SliceId call, const char* lead,
+                      const char* mid) {
     if (!call.valid()) return {};
     const SliceTable& s = c.trace.slices();
     // The innermost operator, and the innermost Python frame of a source file ("x.py(12):
@@ -216,12 +238,13 @@ std::string whereFrom(const Context& c, Finding& f, SliceId call, const char* le
     std::string out = std::string(lead) +
                       saidNs(f, s.dur[call.index()], "slice", ClaimParams(ref).str("stat", "dur")) +
                       mid +
-                      saidName(f, c.name(call.index()), "slice", ClaimParams(ref).str("stat", "dur"),
-                               double(s.dur[call.index()]));
+                      saidName(f, c.name(call.index()), "slice",
+                               ClaimParams(ref).str("stat", "dur"), double(s.dur[call.index()]));
     if (!op.empty())
         out += " under " + saidName(f, op, "ancestor", ClaimParams(ref).str("name", op), 1);
     if (!frame.empty())
-        out += ", called from " + saidName(f, frame, "ancestor", ClaimParams(ref).str("name", frame), 1);
+        out += ", called from " +
+               saidName(f, frame, "ancestor", ClaimParams(ref).str("name", frame), 1);
     return out + ".";
 }
 
@@ -255,8 +278,8 @@ std::string workOnStream(const Context& c, Finding& f, uint32_t work) {
     const SliceTable& s = c.trace.slices();
     const ClaimParams ref = ClaimParams().slice("slice", c, SliceId(work));
     const std::string stream(c.trace.str(c.trace.track(s.track[work]).name));
-    return saidName(f, c.name(work), "slice",
-                    ClaimParams(ref).str("stat", "dur"), double(s.dur[work])) +
+    return saidName(f, c.name(work), "slice", ClaimParams(ref).str("stat", "dur"),
+                    double(s.dur[work])) +
            " on " + said(f, stream, "stream_of", ref, 0);
 }
 
@@ -389,7 +412,8 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
                     said(f, "`" + n + "` ×" + base::formatCount(k), "sync_calls",
                          ClaimParams().str("name", n).str("stat", "count"), double(k));
         size_t steps = 0;
-        for (const Step& st : c.steps) steps += st.startNs >= c.window.startNs && st.startNs < c.window.endNs;
+        for (const Step& st : c.steps)
+            steps += st.startNs >= c.window.startNs && st.startNs < c.window.endNs;
         const size_t perStep = steps == 0 ? syncs.size() : (syncs.size() + steps - 1) / steps;
         const bool training = hasBackward(c);
         const ClaimParams syncCount = ClaimParams().str("stat", "count");
@@ -398,7 +422,8 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
                             said(f, base::formatCount(syncs.size()), "sync_calls", syncCount,
                                  double(syncs.size())) +
                             " synchronising call" + (syncs.size() == 1 ? ")" : "s)")
-                      : std::string(training ? "The training loop" : "The loop") + " waits for the GPU about " +
+                      : std::string(training ? "The training loop" : "The loop") +
+                            " waits for the GPU about " +
                             said(f, std::to_string(perStep), "ratio",
                                  ClaimParams()
                                      .obj("num", ClaimParams::measure("sync_calls", syncCount))
@@ -416,24 +441,27 @@ void detectHostSync(const DetectorInput& in, Findings& out) {
             " inside these waits and up to " +
             saidNs(f, lostOverlap, "sync_after_idle", ClaimParams().device(dev.device)) +
             " after them." + whereFrom(c, f, longest) + queuedWorkStartedLate(c, f, dev, longest) +
-            (training ? " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
-                        "torch.cuda.synchronize() and data-dependent control flow."
-                      : " Typical sources: .item()/.tolist()/.cpu() on outputs, torch.cuda.synchronize(), "
-                        "and data-dependent control flow (torch.nonzero, boolean masks, sampling).");
+            (training
+                 ? " Typical sources: loss.item(), print(loss), .cpu()/.numpy()/.tolist(), "
+                   "torch.cuda.synchronize() and data-dependent control flow."
+                 : " Typical sources: .item()/.tolist()/.cpu() on outputs, "
+                   "torch.cuda.synchronize(), "
+                   "and data-dependent control flow (torch.nonzero, boolean masks, sampling).");
         if (training) {
-            f.fix = "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() "
-                    "inside the step; use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden "
-                    "synchronisations.";
-            f.snippet =
-                "running_loss = torch.zeros((), device=\"cuda\")\n"
-                "for step, (x, y) in enumerate(loader):\n"
-                "    loss = train_step(x, y)\n"
-                "    running_loss += loss.detach()          # no host sync\n"
-                "    if step % 100 == 0:\n"
-                "        print(running_loss.item() / 100)   # one sync per 100 steps\n"
-                "        running_loss.zero_()";
+            f.fix =
+                "Keep per-step values on the GPU and read them every N steps; avoid .item()/.cpu() "
+                "inside the step; use torch.cuda.set_sync_debug_mode(\"warn\") to find hidden "
+                "synchronisations.";
+            f.snippet = "running_loss = torch.zeros((), device=\"cuda\")\n"
+                        "for step, (x, y) in enumerate(loader):\n"
+                        "    loss = train_step(x, y)\n"
+                        "    running_loss += loss.detach()          # no host sync\n"
+                        "    if step % 100 == 0:\n"
+                        "        print(running_loss.item() / 100)   # one sync per 100 steps\n"
+                        "        running_loss.zero_()";
         } else {
-            f.fix = "Keep results on the GPU and read them back in batches (or asynchronously into pinned "
+            f.fix = "Keep results on the GPU and read them back in batches (or asynchronously into "
+                    "pinned "
                     "memory); avoid .item()/.cpu() between launches; use "
                     "torch.cuda.set_sync_debug_mode(\"warn\") to find hidden synchronisations.";
             f.snippet =
@@ -500,15 +528,15 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
             f.fix = "Log every " + saidConstant(f, "10-100", "logging interval advice") +
                     " steps, checkpoint per epoch or asynchronously (a background thread or "
                     "torch.distributed.checkpoint.async_save), and write to fast local storage.";
-            f.snippet =
-                "if step % log_every == 0:\n"
-                "    writer.add_scalar(\"loss\", running_loss.item() / log_every, step)\n"
-                "if step % checkpoint_every == 0:\n"
-                "    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}\n"
-                "    threading.Thread(target=torch.save, args=(state, path)).start()";
+            f.snippet = "if step % log_every == 0:\n"
+                        "    writer.add_scalar(\"loss\", running_loss.item() / log_every, step)\n"
+                        "if step % checkpoint_every == 0:\n"
+                        "    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}\n"
+                        "    threading.Thread(target=torch.save, args=(state, path)).start()";
         } else {
-            f.fix = "Log or save every N iterations instead of every one, and write from a background "
-                    "thread to fast local storage.";
+            f.fix =
+                "Log or save every N iterations instead of every one, and write from a background "
+                "thread to fast local storage.";
             f.snippet = "if i % log_every == 0:\n"
                         "    logger.info(\"batch %d: %s\", i, summary)   # not every iteration";
         }
@@ -537,15 +565,17 @@ void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
         if (f.evidence.size() < 20) f.evidence.push_back(st.slice);
     f.title = "No GPU work in this trace";
     f.explanation =
-        runtimeCalls ? "The trace has " +
-                           said(f, base::formatCount(runtimeCalls), "runtime_calls",
-                                ClaimParams().str("stat", "count"), double(runtimeCalls)) +
-                           " GPU runtime calls but no launch, copy or memset call among them and no GPU "
-                           "work: nothing was sent to the GPU, the model and tensors stayed on the CPU."
+        runtimeCalls
+            ? "The trace has " +
+                  said(f, base::formatCount(runtimeCalls), "runtime_calls",
+                       ClaimParams().str("stat", "count"), double(runtimeCalls)) +
+                  " GPU runtime calls but no launch, copy or memset call among them and no GPU "
+                  "work: nothing was sent to the GPU, the model and tensors stayed on the CPU."
         : listed ? "The profiler saw " +
                        said(f, std::to_string(listed), "device_count", {}, double(listed)) +
                        " GPU(s) but no work ran on them: the model and tensors stayed on the CPU."
-                 : "This is a CPU-only trace: no GPU was visible to the process and every operator ran on the CPU.";
+                 : "This is a CPU-only trace: no GPU was visible to the process and every operator "
+                   "ran on the CPU.";
     f.fix = "Check torch.cuda.is_available(), move the model and each batch to the GPU, and record GPU activity; "
             "in containers pass the GPUs through (docker run --gpus all).";
     f.snippet =
@@ -619,10 +649,13 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
         const ClaimParams allIdle = ClaimParams().device(d.device);
         for (const auto& [ns, k] : causes) {
             if (ns <= 0) continue;
-            const ClaimParams one = ClaimParams().device(d.device).strs("causes", {std::string(idleCauseName(k))});
-            breakdown += (breakdown.empty() ? "" : ", ") + std::string(idleCauseName(k)) + " " +
-                         saidNs(f, ns, "idle_ns", one) + " (" +
-                         saidShare(f, double(ns) / double(d.idleNs), "idle_ns", one, "idle_ns", allIdle) + ")";
+            const ClaimParams one =
+                ClaimParams().device(d.device).strs("causes", {std::string(idleCauseName(k))});
+            breakdown +=
+                (breakdown.empty() ? "" : ", ") + std::string(idleCauseName(k)) + " " +
+                saidNs(f, ns, "idle_ns", one) + " (" +
+                saidShare(f, double(ns) / double(d.idleNs), "idle_ns", one, "idle_ns", allIdle) +
+                ")";
         }
         Intervals all;
         for (const auto& g : d.idle.gaps) all.push_back({g.startNs, g.endNs});
@@ -630,12 +663,15 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
         for (const auto& g : d.idle.gaps)
             if (g.endingWork.valid() && f.evidence.size() < 20) f.evidence.push_back(g.endingWork);
         const ClaimParams dev = ClaimParams().device(d.device);
-        const auto util = [&] { return saidShare(f, d.utilization, "busy_ns", dev, "window_ns", {}); };
+        const auto util = [&] {
+            return saidShare(f, d.utilization, "busy_ns", dev, "window_ns", {});
+        };
         f.title = "GPU utilisation is " + util();
         f.explanation = "The GPU was busy " + util() + " of the window and idle " +
-                        saidNs(f, d.idleNs, "idle_ns", dev) + "; the more specific findings explain " +
-                        saidNs(f, explained, "findings_idle_ns", dev) + " of it. Idle time by cause: " +
-                        breakdown + "." + longestGpuWait(c, f, d);
+                        saidNs(f, d.idleNs, "idle_ns", dev) +
+                        "; the more specific findings explain " +
+                        saidNs(f, explained, "findings_idle_ns", dev) +
+                        " of it. Idle time by cause: " + breakdown + "." + longestGpuWait(c, f, d);
         f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to "
                 "see what the "
                 "launching thread was doing. For work that waits on the GPU side, find what "

@@ -14,7 +14,9 @@ using namespace model;
 
 namespace {
 
-constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
+constexpr size_t idx(IdleCause c) {
+    return static_cast<size_t>(c);
+}
 
 /// "ProfilerStep#5", "ProfilerStep#5 and #6", "ProfilerStep#5..#8" (or the iterations).
 std::string stepList(const Context& c, const std::vector<int64_t>& steps) {
@@ -32,7 +34,8 @@ std::string callList(Finding& f, const std::vector<Warmup::Calls>& calls, size_t
     std::string out;
     for (size_t i = 0; i < calls.size() && i < n; ++i) {
         const Warmup::Calls& k = calls[i];
-        const bool firstUse = k.cause == IdleCause::Setup && names::containsNoCase(k.name, "launch");
+        const bool firstUse =
+            k.cause == IdleCause::Setup && names::containsNoCase(k.name, "launch");
         ClaimParams p = ClaimParams().names({k.name}).num("from_ns", from).num("to_ns", to);
         if (firstUse) p.num("first_use", 1);
         out += (out.empty() ? "" : ", ") +
@@ -71,17 +74,19 @@ void detectWarmup(const DetectorInput& in, Findings& out) {
     f.ranges = {{w.startNs, w.endNs}};
     const ClaimParams span = ClaimParams().num("from_ns", w.startNs).num("to_ns", w.endNs);
     const auto wholeNs = [&] { return saidNs(f, whole, "whole_window_ns", {}); };
-    const auto sharePct = [&] { return saidShare(f, share, "span_ns", span, "whole_window_ns", {}); };
+    const auto sharePct = [&] {
+        return saidShare(f, share, "span_ns", span, "whole_window_ns", {});
+    };
     std::string what;
     if (w.wholeWindow)
         what = w.steps.empty() ? "The whole " + wholeNs() + " window holds"
                                : "Every step of the window (" + saidSteps(f, c, w.steps) + ", " +
                                      wholeNs() + ") holds";
     else
-        what = (w.steps.empty() ? "The first " + saidNs(f, w.lengthNs(), "span_ns", span) +
-                                      " of the window"
-                                : saidSteps(f, c, w.steps) + " (" +
-                                      saidNs(f, w.lengthNs(), "span_ns", span) + ")") +
+        what = (w.steps.empty()
+                    ? "The first " + saidNs(f, w.lengthNs(), "span_ns", span) + " of the window"
+                    : saidSteps(f, c, w.steps) + " (" + saidNs(f, w.lengthNs(), "span_ns", span) +
+                          ")") +
                ", " + sharePct() + " of the " + wholeNs() + " window, hold" +
                (w.steps.size() == 1 ? "s" : "");
     f.title = w.wholeWindow ? "The whole window is warm-up: one-off set-up, not the steady loop"
@@ -90,7 +95,8 @@ void detectWarmup(const DetectorInput& in, Findings& out) {
     const auto part = [&](int64_t ns, IdleCause cause, const char* text) {
         if (ns <= 0) return;
         // The idle attribution over the whole window, inside the warm-up.
-        const ClaimParams p = ClaimParams(span).causes({cause}).str("over", "whole").device(w.device);
+        const ClaimParams p =
+            ClaimParams(span).causes({cause}).str("over", "whole").device(w.device);
         parts += (parts.empty() ? "" : ", ") + saidNs(f, ns, "idle_ns", p) + " " + text;
     };
     part(w.oneOffNs[0], IdleCause::Setup,
@@ -100,7 +106,8 @@ void detectWarmup(const DetectorInput& in, Findings& out) {
          "while it generated or tuned code (torch.compile, TorchScript fusion, NVRTC, algorithm "
          "search)");
     part(w.oneOffNs[2], IdleCause::Allocator, "inside memory allocation and free calls");
-    f.explanation = what + " one-off work the steady loop does not repeat: the GPU idled " + parts + ".";
+    f.explanation =
+        what + " one-off work the steady loop does not repeat: the GPU idled " + parts + ".";
     if (!w.calls.empty())
         f.explanation += " The one-off calls: " + callList(f, w.calls, 5, w.startNs, w.endNs) + ".";
     f.explanation +=
@@ -128,13 +135,16 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
     const SliceTable& s = c.trace.slices();
     for (const DeviceMetrics& d : in.result.devices) {
         const int64_t ns = d.idle.causes[idx(IdleCause::Allocator)].ns;
-        if (ns <= 0 || double(ns) < c.options.thresholds.allocatorMinShare * double(c.window.length()))
+        if (ns <= 0 ||
+            double(ns) < c.options.thresholds.allocatorMinShare * double(c.window.length()))
             continue;
         // The allocation calls in the window (any thread: the launching threads hold them).
         std::map<StringId, std::pair<size_t, int64_t>> byName;
-        std::vector<SliceId> evidence = findSlices(c, [&](uint32_t i) { return c.is(i, kNcAlloc); }, 40);
+        std::vector<SliceId> evidence = findSlices(
+            c, [&](uint32_t i) { return c.is(i, kNcAlloc); }, 40);
         bool hip = false;
-        for (SliceId id : findSlices(c, [&](uint32_t i) { return c.is(i, kNcAlloc); }, SIZE_MAX)) {
+        for (SliceId id : findSlices(
+                 c, [&](uint32_t i) { return c.is(i, kNcAlloc); }, SIZE_MAX)) {
             auto& e = byName[s.name[id.index()]];
             ++e.first;
             e.second += s.dur[id.index()];
@@ -142,16 +152,19 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
         }
         std::vector<std::pair<std::string, std::pair<size_t, int64_t>>> calls;
         for (const auto& [id, e] : byName) calls.emplace_back(std::string(c.trace.str(id)), e);
-        std::stable_sort(calls.begin(), calls.end(),
-                         [](const auto& a, const auto& b) { return a.second.second > b.second.second; });
+        std::stable_sort(calls.begin(), calls.end(), [](const auto& a, const auto& b) {
+            return a.second.second > b.second.second;
+        });
         Finding f = makeFinding(c, FindingKind::AllocatorChurn, d.device, ns);
         std::string list;
         for (size_t i = 0; i < calls.size() && i < 4; ++i) {
             const ClaimParams p = ClaimParams().names({calls[i].first});
-            list += (list.empty() ? "" : ", ") +
-                    said(f, "`" + calls[i].first + "` ×" + base::formatCount(calls[i].second.first),
-                         "calls", ClaimParams(p).str("stat", "count"), double(calls[i].second.first)) +
-                    " (" + saidNs(f, calls[i].second.second, "calls", ClaimParams(p).str("stat", "ns")) + ")";
+            list +=
+                (list.empty() ? "" : ", ") +
+                said(f, "`" + calls[i].first + "` ×" + base::formatCount(calls[i].second.first),
+                     "calls", ClaimParams(p).str("stat", "count"), double(calls[i].second.first)) +
+                " (" +
+                saidNs(f, calls[i].second.second, "calls", ClaimParams(p).str("stat", "ns")) + ")";
         }
         size_t steps = 0, withAlloc = 0;
         for (const StepMetrics& st : d.steps) {
@@ -178,12 +191,14 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
             " was inside memory allocation and free calls: " + list + "." +
             (steps > 0 ? " " +
                              said(f, std::to_string(withAlloc), "steps",
-                                  ClaimParams().str("stat", "with_idle").device(d.device).str(
-                                      "cause", idleCauseName(IdleCause::Allocator)),
+                                  ClaimParams()
+                                      .str("stat", "with_idle")
+                                      .device(d.device)
+                                      .str("cause", idleCauseName(IdleCause::Allocator)),
                                   double(withAlloc)) +
                              " of " +
-                             said(f, std::to_string(steps), "steps", ClaimParams().str("stat", "count"),
-                                  double(steps)) +
+                             said(f, std::to_string(steps), "steps",
+                                  ClaimParams().str("stat", "count"), double(steps)) +
                              " steps wait on them."
                        : std::string()) +
             " PyTorch's caching allocator calls the driver's free when it gives cached memory back "
@@ -193,8 +208,9 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
             (emptyCache.empty()
                  ? std::string()
                  : " " +
-                       said(f, "`" + std::string(c.name(emptyCache.front().index())) + "` runs " +
-                                   base::formatCount(emptyCache.size()),
+                       said(f,
+                            "`" + std::string(c.name(emptyCache.front().index())) + "` runs " +
+                                base::formatCount(emptyCache.size()),
                             "calls",
                             ClaimParams()
                                 .names({std::string(c.name(emptyCache.front().index()))})
@@ -205,17 +221,21 @@ void detectAllocatorChurn(const DetectorInput& in, Findings& out) {
         std::string fix;
         int n = 0;
         if (!emptyCache.empty())
-            fix += std::to_string(++n) + ". Remove torch.cuda.empty_cache() from the loop: the cache it "
-                                         "empties is allocated again at once. ";
-        fix += std::to_string(++n) + ". Let the allocator grow its segments instead of freeing and "
-                                     "allocating again: " +
+            fix += std::to_string(++n) +
+                   ". Remove torch.cuda.empty_cache() from the loop: the cache it "
+                   "empties is allocated again at once. ";
+        fix += std::to_string(++n) +
+               ". Let the allocator grow its segments instead of freeing and "
+               "allocating again: " +
                conf + "=expandable_segments:True. ";
-        fix += std::to_string(++n) + ". If memory is nearly full (allocations fail and retry), lower "
-                                     "the peak: a smaller batch, activation checkpointing or mixed "
-                                     "precision.";
+        fix += std::to_string(++n) +
+               ". If memory is nearly full (allocations fail and retry), lower "
+               "the peak: a smaller batch, activation checkpointing or mixed "
+               "precision.";
         f.fix = fix;
         f.snippet = "# before the process starts (the environment of the job):\n"
-                    "#   " + conf + "=expandable_segments:True python train.py\n" +
+                    "#   " +
+                    conf + "=expandable_segments:True python train.py\n" +
                     (emptyCache.empty() ? std::string()
                                         : "# and no torch.cuda.empty_cache() inside the loop\n");
         f.confidence = 0.8;
@@ -233,29 +253,33 @@ void detectGpuNotRecorded(const DetectorInput& in, Findings& out) {
     if (launches.total == 0) return;
     Finding f = makeFinding(c, FindingKind::GpuNotRecorded, -1, c.window.length());
     f.ranges = {{c.window.startNs, c.window.endNs}};
-    f.evidence = findSlices(c, [&](uint32_t i) { return c.is(i, kNcLaunch) && isLaunchSide(s.kind[i]); }, 20);
+    f.evidence = findSlices(
+        c, [&](uint32_t i) { return c.is(i, kNcLaunch) && isLaunchSide(s.kind[i]); }, 20);
     std::string list;
     for (size_t i = 0; i < launches.byName.size() && i < 3; ++i)
         list += (list.empty() ? "" : ", ") +
-                said(f, "`" + launches.byName[i].first + "` ×" + base::formatCount(launches.byName[i].second),
-                     "launch_calls", ClaimParams().str("name", launches.byName[i].first).str("stat", "count"),
+                said(f,
+                     "`" + launches.byName[i].first + "` ×" +
+                         base::formatCount(launches.byName[i].second),
+                     "launch_calls",
+                     ClaimParams().str("name", launches.byName[i].first).str("stat", "count"),
                      double(launches.byName[i].second));
     f.title = "Launch calls were recorded, but no GPU activity";
     f.explanation =
         "The host made " +
-        said(f, base::formatCount(launches.total), "launch_calls", ClaimParams().str("stat", "count"),
-             double(launches.total)) +
-        " launch call" +
-        (launches.total == 1 ? "" : "s") + " (" + list +
+        said(f, base::formatCount(launches.total), "launch_calls",
+             ClaimParams().str("stat", "count"), double(launches.total)) +
+        " launch call" + (launches.total == 1 ? "" : "s") + " (" + list +
         ") but the trace holds no kernel, copy or memset: the GPU side of the capture is missing, "
         "not the GPU's work. The profiler records GPU activity through CUPTI (roctracer on "
         "ROCm); it is missing when the activities leave out the GPU, when CUPTI could not start "
         "(another profiler holds it, or the driver refused: the job's log shows the profiler's "
         "warnings), or when a long capture outgrows the activity buffers. The GPU's idle time "
         "cannot be measured from this trace.";
-    f.fix = "Record the GPU side: include ProfilerActivity.CUDA in the activities, make sure no "
-            "other profiler (Nsight Systems, DCGM profiling) holds CUPTI while torch.profiler runs, "
-            "and profile a few steps at a time.";
+    f.fix =
+        "Record the GPU side: include ProfilerActivity.CUDA in the activities, make sure no "
+        "other profiler (Nsight Systems, DCGM profiling) holds CUPTI while torch.profiler runs, "
+        "and profile a few steps at a time.";
     f.snippet = "from torch.profiler import profile, schedule, ProfilerActivity\n"
                 "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                 "             schedule=schedule(wait=2, warmup=2, active=3)) as prof:\n"

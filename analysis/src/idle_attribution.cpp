@@ -159,10 +159,10 @@ private:
             const uint8_t code = classify(top);
             // An operator's own time: dispatch while launches come close together, its CPU
             // work otherwise (the segment lies between two of the thread's launch calls).
-            IdleCause cause = code == kDispatch
-                                  ? (inLaunchStretch(m_s.track[top], cur, e) ? IdleCause::LaunchOverhead
-                                                                             : IdleCause::CpuCompute)
-                                  : static_cast<IdleCause>(code);
+            IdleCause cause = code == kDispatch ? (inLaunchStretch(m_s.track[top], cur, e)
+                                                       ? IdleCause::LaunchOverhead
+                                                       : IdleCause::CpuCompute)
+                                                : static_cast<IdleCause>(code);
             // Untraced time right after a synchronising call belongs to the sync, when the
             // sync waited for the GPU: it was already waiting when the GPU went idle. A sync
             // that began with the GPU idle waited for nothing.
@@ -184,8 +184,9 @@ private:
         if (calls.empty()) return false;
         // The first call starting at or after hi, and the last one ending at or before lo (a
         // zero-length call inside the segment, which does not split it, is neither).
-        const auto next = std::lower_bound(calls.begin(), calls.end(), hi,
-                                           [](const Interval& iv, int64_t t) { return iv.start < t; });
+        const auto next =
+            std::lower_bound(calls.begin(), calls.end(), hi,
+                             [](const Interval& iv, int64_t t) { return iv.start < t; });
         auto prev = std::upper_bound(calls.begin(), calls.end(), lo,
                                      [](int64_t t, const Interval& iv) { return t < iv.start; });
         int64_t before = lo;
@@ -290,7 +291,8 @@ private:
         const model::TrackInfo& tr = m_c.trace.track(m_s.track[a]);
         int64_t launches = 0;
         for (uint32_t i = a + 1; i < tr.sliceEnd && m_s.start[i] < end; ++i)
-            if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) && isLaunchSide(m_s.kind[i]))
+            if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
+                isLaunchSide(m_s.kind[i]))
                 launches += m_s.dur[i];
         return 10 * launches < m_s.dur[a];
     }
@@ -300,10 +302,10 @@ private:
         for (SliceId a(innermost); a.valid(); a = m_s.parent[a.index()]) {
             const uint32_t i = a.index();
             const uint32_t nc = m_c.nameClass(i);
-            if ((nc & kNcDataLoader) ||
-                (m_leading && (nc & kNcInputPrep) && !m_c.launchesGpu[i]))
+            if ((nc & kNcDataLoader) || (m_leading && (nc & kNcInputPrep) && !m_c.launchesGpu[i]))
                 return code(IdleCause::DataLoading);
-            if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync) return code(IdleCause::HostSync);
+            if ((nc & kNcSync) || m_s.kind[i] == EventKind::CudaSync)
+                return code(IdleCause::HostSync);
             if (isBlockingCopyCall(i))
                 return code(enclosedBySyncOp(i) ? IdleCause::HostSync : IdleCause::BlockingCopy);
             if (nc & kNcAlloc) return code(IdleCause::Allocator);

@@ -44,7 +44,8 @@ bool tensorCorePrecision(Precision p) {
 std::optional<KernelCatalogue> KernelCatalogue::parse(std::string_view text, std::string& error) {
     KernelCatalogue cat;
     const bool ok = detail::forEachCatalogueLine(
-        text, 3, [&](const detail::CatalogueLine& l) -> std::string {
+        text, 3,
+        [&](const detail::CatalogueLine& l) -> std::string {
             const std::string_view field = l.words[0], value = l.words[1], match = l.words[2];
             if (l.rest.empty()) return "expected FIELD VALUE MATCH PATTERN";
             Rule r{};

@@ -12,7 +12,9 @@ using namespace model;
 
 namespace {
 
-constexpr size_t idx(IdleCause c) { return static_cast<size_t>(c); }
+constexpr size_t idx(IdleCause c) {
+    return static_cast<size_t>(c);
+}
 
 /// One-off idle of one step (set-up, code generation, allocator): set-up and code
 /// generation always; allocator time when it is growth (the last step spends under a tenth of
@@ -57,8 +59,7 @@ std::optional<Found> fromSteps(const Context& c, const DeviceMetrics& d, const I
     if (w == 0) return std::nullopt;
     // Any step after the warm-up is a steady part to analyse, however short, when the GPU
     // works in it: a steady part without GPU work has nothing to measure.
-    f.whole = w == d.steps.size() ||
-              lengthWithin(busy, d.steps[w].startNs, c.window.endNs) == 0;
+    f.whole = w == d.steps.size() || lengthWithin(busy, d.steps[w].startNs, c.window.endNs) == 0;
     f.endNs = f.whole ? c.window.endNs : d.steps[w].startNs;
     f.oneOff = oneOffWithin(d, c.window.startNs, f.endNs);
     return f;
@@ -67,7 +68,8 @@ std::optional<Found> fromSteps(const Context& c, const DeviceMetrics& d, const I
 std::optional<Found> fromStretch(const Context& c, const DeviceMetrics& d) {
     Intervals oneOff;
     for (IdleCause k : {IdleCause::Setup, IdleCause::Jit, IdleCause::Allocator})
-        oneOff.insert(oneOff.end(), d.idle.intervals[idx(k)].begin(), d.idle.intervals[idx(k)].end());
+        oneOff.insert(oneOff.end(), d.idle.intervals[idx(k)].begin(),
+                      d.idle.intervals[idx(k)].end());
     oneOff = mergeIntervals(std::move(oneOff));
     const int64_t w0 = c.window.startNs;
     int64_t covered = 0, best = INT64_MIN, bestCovered = 0;

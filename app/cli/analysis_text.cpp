@@ -109,11 +109,12 @@ void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult&
           << static_cast<int>(f.confidence * 100) << "%, id " << f.id << "\n";
         if (!f.ranges.empty()) {
             const auto& first = f.ranges.front();
-            o << "    on the timeline: " << f.ranges.size() << " range" << (f.ranges.size() == 1 ? "" : "s")
-              << ", first at " << (first.start < r.window.startNs ? "-" + formatDuration(r.window.startNs - first.start)
-                                                                   : "+" + formatDuration(first.start - r.window.startNs))
-              << " (" << formatDuration(first.length())
-              << ")";
+            o << "    on the timeline: " << f.ranges.size() << " range"
+              << (f.ranges.size() == 1 ? "" : "s") << ", first at "
+              << (first.start < r.window.startNs
+                      ? "-" + formatDuration(r.window.startNs - first.start)
+                      : "+" + formatDuration(first.start - r.window.startNs))
+              << " (" << formatDuration(first.length()) << ")";
             if (!f.evidence.empty())
                 o << "; e.g. `" << shortName(t.str(t.slices().name[f.evidence.front().index()]), 60) << "`";
             o << "\n";
@@ -255,7 +256,8 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
         char line[200];
         std::snprintf(line, sizeof line, "; %zu step%s, mean %s (min %s, max %s, cv %.1f%%)",
                       r.stepTimes.count, r.stepTimes.count == 1 ? "" : "s",
-                      formatDuration(r.stepTimes.meanNs).c_str(), formatDuration(r.stepTimes.minNs).c_str(),
+                      formatDuration(r.stepTimes.meanNs).c_str(),
+                      formatDuration(r.stepTimes.minNs).c_str(),
                       formatDuration(r.stepTimes.maxNs).c_str(), r.stepTimes.cv * 100);
         o << line;
     }
@@ -265,10 +267,11 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
             formatDuration(r.warmup->oneOffNs[0] + r.warmup->oneOffNs[1] + r.warmup->oneOffNs[2]);
         if (r.warmup->wholeWindow)
             o << "warm-up: the whole window (" << oneOff
-              << " of GPU idle in one-off set-up, code generation and allocation): no timing findings\n";
+              << " of GPU idle in one-off set-up, code generation and allocation): no timing "
+                 "findings\n";
         else
-            o << "warm-up: " << formatDuration(r.warmup->lengthNs()) << " before the window (" << oneOff
-              << " of GPU idle in one-off work), left out of the figures and findings\n";
+            o << "warm-up: " << formatDuration(r.warmup->lengthNs()) << " before the window ("
+              << oneOff << " of GPU idle in one-off work), left out of the figures and findings\n";
     }
     o << "\n";
     for (const auto& d : r.devices) {

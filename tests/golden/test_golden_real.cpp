@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
+std::vector<fs::path> realTraces() {
+    return test::realTraceFiles();
+}
 
 std::string dump(const model::Trace& t, const std::string& rel) {
     using namespace model;

@@ -95,7 +95,8 @@ std::vector<fs::path> openableTraces() {
     std::set<fs::path> out;
     for (const fs::path& p : test::realTraceFiles()) {
         out.insert(p);
-        if (importers::parseTraceFileName(p.filename().string()).matches) out.insert(p.parent_path());
+        if (importers::parseTraceFileName(p.filename().string()).matches)
+            out.insert(p.parent_path());
     }
     return {out.begin(), out.end()};
 }

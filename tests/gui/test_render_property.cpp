@@ -10,8 +10,8 @@
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "random_trace.h"
-#include "stats_panel.h"
 #include "real_traces.h"
+#include "stats_panel.h"
 #include "test_support.h"
 #include "theme.h"
 #include "timeline/timeline_view.h"
@@ -50,7 +50,8 @@ std::vector<fs::path> openableTraces() {
     std::set<fs::path> out;
     for (const fs::path& p : test::realTraceFiles()) {
         out.insert(p);
-        if (importers::parseTraceFileName(p.filename().string()).matches) out.insert(p.parent_path());
+        if (importers::parseTraceFileName(p.filename().string()).matches)
+            out.insert(p.parent_path());
     }
     return {out.begin(), out.end()};
 }

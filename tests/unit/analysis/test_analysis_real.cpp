@@ -32,7 +32,9 @@ const Finding* find(const AnalysisResult& r, FindingKind k) {
     return nullptr;
 }
 
-std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
+std::vector<fs::path> realTraces() {
+    return test::realTraceFiles();
+}
 
 std::string goldenDump(const model::Trace& t, const AnalysisResult& r, const std::string& rel) {
     std::ostringstream o;

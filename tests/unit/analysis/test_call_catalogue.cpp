@@ -15,39 +15,64 @@ struct Case {
 };
 // Names as they appear in the corpus (../shared/traces) and in the APIs' references.
 const Case kCases[] = {
-    {"cudaLaunchKernel", F::Launch},        {"cudaLaunchKernelExC", F::Launch},
-    {"cuLaunchKernel", F::Launch},          {"cudaGraphLaunch", F::Launch},
-    {"hipGraphLaunch", F::Launch},          {"hipLaunchKernel", F::Launch},
-    {"hipExtModuleLaunchKernel", F::Launch}, {"hipModuleLaunchKernel", F::Launch},
-    {"cudaMemsetAsync", F::Launch},         {"cudaMemcpyAsync", F::Copy},
-    {"hipMemcpyAsync", F::Copy},            {"cudaMemcpy", F::CopySync},
-    {"hipMemcpyWithStream", F::CopySync},   {"cuMemcpyHtoD_v2", F::CopySync},
-    {"cudaStreamSynchronize", F::Sync},     {"cudaDeviceSynchronize", F::Sync},
-    {"hipDeviceSynchronize", F::Sync},      {"aten::item", F::Sync},
-    {"aten::_local_scalar_dense", F::Sync}, {"cudaStreamWaitEvent", F::Stream},
-    {"hipStreamWaitEvent", F::Stream},      {"cudaEventRecord", F::Stream},
-    {"cudaMalloc", F::Alloc},               {"cudaFree", F::Alloc},
-    {"cudaHostAlloc", F::Alloc},            {"cudaMallocAsync", F::Alloc},
-    {"hipFree", F::Alloc},                  {"hipMalloc", F::Alloc},
-    {"cuMemAlloc_v2", F::Alloc},            {"cuMemUnmap", F::Alloc},
-    {"cudaStreamCreateWithFlags", F::Resource}, {"cudaStreamCreateWithPriority", F::Resource},
-    {"cudaEventCreateWithFlags", F::Resource}, {"hipEventDestroy", F::Resource},
-    {"hipGraphDestroy", F::Resource},       {"cuModuleLoadData", F::Module},
-    {"cuLibraryLoadData", F::Module},       {"cudaGetFuncBySymbol", F::Module},
-    {"nvrtcCompileProgram", F::Jit},        {"cudnnFindConvolutionForwardAlgorithmEx", F::Jit},
-    {"prim::FusionGroup", F::Jit},          {"fallback_function", F::Jit},
+    {"cudaLaunchKernel", F::Launch},
+    {"cudaLaunchKernelExC", F::Launch},
+    {"cuLaunchKernel", F::Launch},
+    {"cudaGraphLaunch", F::Launch},
+    {"hipGraphLaunch", F::Launch},
+    {"hipLaunchKernel", F::Launch},
+    {"hipExtModuleLaunchKernel", F::Launch},
+    {"hipModuleLaunchKernel", F::Launch},
+    {"cudaMemsetAsync", F::Launch},
+    {"cudaMemcpyAsync", F::Copy},
+    {"hipMemcpyAsync", F::Copy},
+    {"cudaMemcpy", F::CopySync},
+    {"hipMemcpyWithStream", F::CopySync},
+    {"cuMemcpyHtoD_v2", F::CopySync},
+    {"cudaStreamSynchronize", F::Sync},
+    {"cudaDeviceSynchronize", F::Sync},
+    {"hipDeviceSynchronize", F::Sync},
+    {"aten::item", F::Sync},
+    {"aten::_local_scalar_dense", F::Sync},
+    {"cudaStreamWaitEvent", F::Stream},
+    {"hipStreamWaitEvent", F::Stream},
+    {"cudaEventRecord", F::Stream},
+    {"cudaMalloc", F::Alloc},
+    {"cudaFree", F::Alloc},
+    {"cudaHostAlloc", F::Alloc},
+    {"cudaMallocAsync", F::Alloc},
+    {"hipFree", F::Alloc},
+    {"hipMalloc", F::Alloc},
+    {"cuMemAlloc_v2", F::Alloc},
+    {"cuMemUnmap", F::Alloc},
+    {"cudaStreamCreateWithFlags", F::Resource},
+    {"cudaStreamCreateWithPriority", F::Resource},
+    {"cudaEventCreateWithFlags", F::Resource},
+    {"hipEventDestroy", F::Resource},
+    {"hipGraphDestroy", F::Resource},
+    {"cuModuleLoadData", F::Module},
+    {"cuLibraryLoadData", F::Module},
+    {"cudaGetFuncBySymbol", F::Module},
+    {"nvrtcCompileProgram", F::Jit},
+    {"cudnnFindConvolutionForwardAlgorithmEx", F::Jit},
+    {"prim::FusionGroup", F::Jit},
+    {"fallback_function", F::Jit},
     {"OutputGraph.call_user_compiler (dynamo_timed)", F::Compile},
     {"compile_fx_inner (dynamo_timed)", F::Compile},
     {"torch/_dynamo/convert_frame.py(1000): _compile", F::Compile},
-    {"hipStreamBeginCapture", F::Capture},  {"hipGraphInstantiateWithFlags", F::Capture},
-    {"cudaStreamGetCaptureInfo", F::Query}, {"cudaStreamIsCapturing", F::Query},
-    {"cudaDeviceGetStreamPriorityRange", F::Query}, {"cudaGetDeviceProperties", F::Query},
+    {"hipStreamBeginCapture", F::Capture},
+    {"hipGraphInstantiateWithFlags", F::Capture},
+    {"cudaStreamGetCaptureInfo", F::Query},
+    {"cudaStreamIsCapturing", F::Query},
+    {"cudaDeviceGetStreamPriorityRange", F::Query},
+    {"cudaGetDeviceProperties", F::Query},
     {"cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", F::Query},
-    {"hipGetDevicePropertiesR0600", F::Query}, {"cudaEventQuery", F::Query},
+    {"hipGetDevicePropertiesR0600", F::Query},
+    {"cudaEventQuery", F::Query},
     // Not calls of any family: operators, frames, and what only looks like one.
     {"aten::mm", F::None},
-    {"flashinfer/autotuner.py(400): choose_one", F::None},       // a library's cache lookup
-    {"torch/_inductor/compile_fx.py(2735): wrapper", F::None},  // a compiled graph's runtime
+    {"flashinfer/autotuner.py(400): choose_one", F::None},     // a library's cache lookup
+    {"torch/_inductor/compile_fx.py(2735): wrapper", F::None}, // a compiled graph's runtime
     {"torch/_functorch/aot_autograd.py(1126): forward", F::None},
 };
 } // namespace
@@ -58,10 +83,11 @@ private Q_SLOTS:
     void realNames() {
         for (const Case& c : kCases) {
             const F got = classifyCall(c.name);
-            QVERIFY2(got == c.family, qPrintable(QString("%1: %2, expected %3")
-                                                     .arg(c.name)
-                                                     .arg(QString::fromUtf8(callFamilyName(got).data()))
-                                                     .arg(QString::fromUtf8(callFamilyName(c.family).data()))));
+            QVERIFY2(got == c.family,
+                     qPrintable(QString("%1: %2, expected %3")
+                                    .arg(c.name)
+                                    .arg(QString::fromUtf8(callFamilyName(got).data()))
+                                    .arg(QString::fromUtf8(callFamilyName(c.family).data()))));
         }
     }
 
@@ -77,14 +103,15 @@ private Q_SLOTS:
     void parseErrorsNameTheLine() {
         std::string error;
         QVERIFY(!CallCatalogue::parse("# ok\nlaunch prefix cudaLaunch\nlunch prefix x\n", error));
-        QVERIFY2(error.find("line 3") != std::string::npos && error.find("lunch") != std::string::npos,
+        QVERIFY2(error.find("line 3") != std::string::npos &&
+                     error.find("lunch") != std::string::npos,
                  error.c_str());
         QVERIFY(!CallCatalogue::parse("alloc like cudaMalloc\n", error));
         QVERIFY2(error.find("match") != std::string::npos, error.c_str());
         QVERIFY(!CallCatalogue::parse("alloc prefix\n", error));
         // First match wins; exact is exact; contains finds inside.
-        const auto cat =
-            CallCatalogue::parse("sync exact cudaMemcpy\ncopy prefix cudaMemcpy\njit contains rtc\n", error);
+        const auto cat = CallCatalogue::parse(
+            "sync exact cudaMemcpy\ncopy prefix cudaMemcpy\njit contains rtc\n", error);
         QVERIFY2(cat, error.c_str());
         QCOMPARE(int(cat->classify("cudaMemcpy")), int(F::Sync));
         QCOMPARE(int(cat->classify("cudaMemcpyAsync")), int(F::Copy));

@@ -181,8 +181,10 @@ private Q_SLOTS:
                 const int64_t b = s * 10000;
                 t.step(s, b, 9000);
                 const int64_t c = s == 2 ? compileUs : 0;
-                if (s == 2) t.annotation("_compile.compile_inner (dynamo_timed)", b + 10, compileUs);
-                t.cpu(s == 2 ? "Torch-Compiled Region: 0/1" : "Torch-Compiled Region: 0/0", b + 10 + c, 300);
+                if (s == 2)
+                    t.annotation("_compile.compile_inner (dynamo_timed)", b + 10, compileUs);
+                t.cpu(s == 2 ? "Torch-Compiled Region: 0/1" : "Torch-Compiled Region: 0/0",
+                      b + 10 + c, 300);
                 t.launch("triton_poi_fused_add_0", b + 20 + c, 5, b + 40 + c, 200);
             }
             return t;
@@ -204,7 +206,8 @@ private Q_SLOTS:
         t.annotation("OutputGraph.call_user_compiler (dynamo_timed)", 10, 90000);
         t.launch("k", 95000, 5, 95010, 100);
         const AnalysisResult mostly = run(t);
-        QCOMPARE(mostly.findings.size(), size_t(1)); // the warm-up, the whole window: no compilation twice
+        QCOMPARE(mostly.findings.size(),
+                 size_t(1)); // the warm-up, the whole window: no compilation twice
         QCOMPARE(mostly.findings.front().kind, FindingKind::Warmup);
         QVERIFY(mostly.findings.front().silencesTiming);
         // A recompilation is named even when compiling is short.

@@ -188,8 +188,8 @@ private Q_SLOTS:
         TraceText t;
         t.step(1, 0, 20'000);
         t.runtime("cudaStreamCreateWithFlags", 0, 1000, 0);
-        t.launch("k_conv", 1000, 3000, 4010, 100);  // first launch of k_conv: 3 ms
-        t.launch("k_conv", 4200, 3000, 7210, 100);  // the second: launch overhead
+        t.launch("k_conv", 1000, 3000, 4010, 100); // first launch of k_conv: 3 ms
+        t.launch("k_conv", 4200, 3000, 7210, 100); // the second: launch overhead
         t.runtime("cudaDeviceGetStreamPriorityRange", 7400, 2000, 0); // first call, 2 ms
         t.launch("k_x", 9500, 10, 9510, 10490);
         const Result r = run(t);
@@ -228,9 +228,9 @@ private Q_SLOTS:
         TraceText t;
         t.step(1, 0, 5000);
         t.launch("k_a", 0, 10, 10, 10);
-        t.cpu("aten::mul", 100, 220);                 // 100..300 before its launch: dispatch
-        t.launch("k_b", 300, 10, 320, 10);            // (launches 10 and 300 are 290 us apart)
-        t.cpu("aten::nonzero", 400, 2110);            // 400..2500: CPU work (310 .. 2500)
+        t.cpu("aten::mul", 100, 220);      // 100..300 before its launch: dispatch
+        t.launch("k_b", 300, 10, 320, 10); // (launches 10 and 300 are 290 us apart)
+        t.cpu("aten::nonzero", 400, 2110); // 400..2500: CPU work (310 .. 2500)
         t.launch("k_c", 2500, 10, 2520, 2480);
         const Result r = run(t);
         QCOMPARE(r.cause(IdleCause::LaunchOverhead), (10 + 200 + 10 + 10) * us);

@@ -121,7 +121,8 @@ private Q_SLOTS:
     void libraryKernels() {
         for (const char* name :
              {"volta_sgemm_128x64_nn", "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize128x128x8",
-              "void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, true>(int)",
+              "void implicit_convolve_sgemm<float, float, 1024, 6, 7, 3, 3, 5, 1, false, true, "
+              "true>(int)",
               "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int)",
               "Cijk_Alik_Bljk_SB_Bias_AS_SAV_UserArgs_MT64x16x32_MI16x16x1_SN_LDSB0",
               "void cutlass::Kernel<cutlass_80_tensorop_s1688gemm_256x64_16x4_tn_align1>(Params)",

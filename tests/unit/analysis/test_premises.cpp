@@ -29,7 +29,9 @@ AnalysisResult run(const TraceText& t, int cc = 8) {
     return analyze(*trace);
 }
 
-bool has(const std::string& text, const char* words) { return text.find(words) != std::string::npos; }
+bool has(const std::string& text, const char* words) {
+    return text.find(words) != std::string::npos;
+}
 
 /// Steps of `hostUs` host work (what `host` adds at the step's start) then a kernel.
 TraceText steps(int n, int64_t hostUs, int64_t busyUs,
@@ -55,7 +57,8 @@ private Q_SLOTS:
     void dataLoadingNeedsAnInputPipeline() {
         const auto model = run(steps(4, 400, 600, [](TraceText& t, int64_t b) {
             t.python("models/llama.py(80): TransformerBlock.forward", b, 380);
-            t.python("diffusers/attention_processor.py(1200): AttnProcessor2_0.__call__", b + 10, 100);
+            t.python("diffusers/attention_processor.py(1200): AttnProcessor2_0.__call__", b + 10,
+                     100);
         }));
         QVERIFY(!find(model, FindingKind::DataLoading));
         const auto tokenizer = run(steps(4, 400, 600, [](TraceText& t, int64_t b) {
@@ -64,16 +67,15 @@ private Q_SLOTS:
         const Finding* f = find(tokenizer, FindingKind::DataLoading);
         QVERIFY(f);
         // No DataLoader in the trace: no DataLoader snippet with num_workers as if one existed.
-        QVERIFY2(has(f->fix, "into DataLoader workers") || has(f->fix, "DataLoader workers"), f->fix.c_str());
+        QVERIFY2(has(f->fix, "into DataLoader workers") || has(f->fix, "DataLoader workers"),
+                 f->fix.c_str());
         QVERIFY(has(f->explanation, "outside any DataLoader"));
         QVERIFY(!has(f->explanation, "training thread")); // no backward pass in the trace
     }
 
     // Training words only with a backward pass.
     void trainingWordsNeedABackwardPass() {
-        auto sync = [](TraceText& t, int64_t b) {
-            t.runtime("cudaStreamSynchronize", b, 390, 0);
-        };
+        auto sync = [](TraceText& t, int64_t b) { t.runtime("cudaStreamSynchronize", b, 390, 0); };
         TraceText inference = steps(4, 400, 600, sync);
         const AnalysisResult a = run(inference);
         const Finding* hs = find(a, FindingKind::HostSync);
@@ -115,7 +117,8 @@ private Q_SLOTS:
             for (int i = 0; i < 4; ++i) t.launch(name, i * 500, 5, i * 500 + 10, 450);
             return t;
         };
-        QVERIFY(!find(run(matmuls("matmul_k(float*, float*, float*, int)"), 8), FindingKind::NoTensorCores));
+        QVERIFY(!find(run(matmuls("matmul_k(float*, float*, float*, int)"), 8),
+                      FindingKind::NoTensorCores));
         const AnalysisResult volta = run(matmuls("volta_sgemm_128x64_nn"), 7);
         const Finding* v = find(volta, FindingKind::NoTensorCores);
         QVERIFY(v);
@@ -234,9 +237,8 @@ private Q_SLOTS:
         QVERIFY(has(f->explanation, "4 of 4 steps"));
         QCOMPARE(f->replayFix, Fix::KeepAllocations);
         QVERIFY(f->savingNs > 3 * 300 * us);
-        const auto cuda = run(steps(4, 400, 600, [](TraceText& t, int64_t b) {
-            t.runtime("cudaFree", b + 10, 370, 0);
-        }));
+        const auto cuda = run(steps(
+            4, 400, 600, [](TraceText& t, int64_t b) { t.runtime("cudaFree", b + 10, 370, 0); }));
         const Finding* g = find(cuda, FindingKind::AllocatorChurn);
         QVERIFY(g && has(g->fix, "PYTORCH_CUDA_ALLOC_CONF") && !has(g->fix, "empty_cache"));
     }
@@ -252,8 +254,9 @@ private Q_SLOTS:
                 t.runtime("cudaStreamCreateWithFlags", b, 3000, 0);
                 t.launch(s == 0 ? "k_first" : "k_second", b + 3000, 5000, b + 8010, 1000);
             }
-            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b + 9100, 800);
-            t.launch("k_compute", b + 9910, 5, b + 9920, s < 4 ? 80 : 80);
+            t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", b + 9100,
+                         800);
+            t.launch("k_compute", b + 9910, 5, b + 9920, 80);
         }
         const AnalysisResult r = run(t);
         QVERIFY(r.warmup);

@@ -33,7 +33,9 @@ std::shared_ptr<const model::Trace> load(const fs::path& p) {
     return r ? r.value() : nullptr;
 }
 
-std::vector<fs::path> realTraces() { return test::realTraceFiles(); }
+std::vector<fs::path> realTraces() {
+    return test::realTraceFiles();
+}
 
 /// Steps of `loadUs` in a DataLoader range, then `launches` kernels of `kernelUs` each
 /// launched back to back (10 us per launch call).

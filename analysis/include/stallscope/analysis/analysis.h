@@ -31,7 +31,7 @@ struct WindowSpec {
 /// Detector thresholds (../shared/spec/analysis.md defaults). Shares are fractions of the window.
 struct Thresholds {
     double dataLoadingMinShare = 0.05;
-    double allocatorMinShare = 0.05; // allocation/free idle that makes an allocator_churn finding
+    double allocatorMinShare = 0.05;   // allocation/free idle that makes an allocator_churn finding
     double loggingMinShare = 0.03;     // below: logging every N steps, as the fix advises
     double cpuDispatchMinShare = 0.05; // launch/CPU/Python idle that makes a cpu_dispatch finding
     // Launch calls (launches, async copies, event records, stream waits) at most this far
@@ -79,7 +79,7 @@ struct Step {
     // Without ProfilerStep ranges, a serving loop's iterations (user annotations such as
     // "step[DECODE bs=32]") are the steps: the annotation's own name; empty for ProfilerStep.
     std::string label;
-    bool warmup = false;               // a warm-up step, outside the steady window (Warmup)
+    bool warmup = false; // a warm-up step, outside the steady window (Warmup)
 };
 
 struct Window {
@@ -156,15 +156,15 @@ struct Warmup {
         uint64_t count = 0;                 // calls of this name starting inside the warm-up
         int64_t ns = 0;                     // their total duration
     };
-    int32_t device = -1;             // the device whose idle time shows it
-    int64_t startNs = 0, endNs = 0;  // the warm-up part of the window
+    int32_t device = -1;                      // the device whose idle time shows it
+    int64_t startNs = 0, endNs = 0;           // the warm-up part of the window
     int64_t wholeStartNs = 0, wholeEndNs = 0; // the window before warm-up was set apart
-    std::string wholeDescription;    // and its description
-    std::vector<int64_t> steps;      // the warm-up steps' numbers; empty without steps
-    bool wholeWindow = false;        // no steady part left: the findings are about warm-up
-    std::array<int64_t, 3> oneOffNs{}; // GPU idle inside it charged to setup, jit, allocator
-                                       // (the attribution over the whole window)
-    std::vector<Calls> calls;        // one-off calls inside it, longest total first (up to 8)
+    std::string wholeDescription;             // and its description
+    std::vector<int64_t> steps;               // the warm-up steps' numbers; empty without steps
+    bool wholeWindow = false;                 // no steady part left: the findings are about warm-up
+    std::array<int64_t, 3> oneOffNs{};        // GPU idle inside it charged to setup, jit, allocator
+                                              // (the attribution over the whole window)
+    std::vector<Calls> calls; // one-off calls inside it, longest total first (up to 8)
     [[nodiscard]] int64_t lengthNs() const { return endNs - startNs; }
 };
 
@@ -280,10 +280,10 @@ enum class FindingKind : uint8_t {
     CommExposed,
     MemoryPressure,
     LowUtilization,
-    GraphCapture, // context: the trace records a CUDA/HIP graph capture, not execution
-    Compilation,  // context: torch.compile compiles (or recompiles) inside the window
-    GraphBreaks,  // context: several compiled regions per step (graph breaks)
-    Warmup,       // context: leading warm-up, left out of the window the findings use
+    GraphCapture,   // context: the trace records a CUDA/HIP graph capture, not execution
+    Compilation,    // context: torch.compile compiles (or recompiles) inside the window
+    GraphBreaks,    // context: several compiled regions per step (graph breaks)
+    Warmup,         // context: leading warm-up, left out of the window the findings use
     AllocatorChurn, // the GPU waits while the allocator frees and allocates every step
     GpuNotRecorded, // context: launch calls were recorded but no GPU activity
     Count
@@ -297,13 +297,13 @@ std::string_view severityName(FindingSeverity s);
 /// A fix the what-if replay can apply (docs/analysis.md "What-if replay"); each finding with
 /// a fix names it, Count = none.
 enum class Fix : uint8_t {
-    InputPipeline,  // data loading moved to workers: DataLoader ranges leave the step thread
-    PinnedCopies,   // pinned memory + non_blocking: blocking host-to-device copies stop waiting
-    RemoveSyncs,    // no .item()/synchronize inside the step: the host stops waiting for the GPU
-    CudaGraphs,     // CUDA Graphs: the operators that launch GPU work cost ~1 us per kernel
-    MixedPrecision, // FP32 matrix multiplies on Tensor Cores: those kernels take half the time
-    OverlapComm,    // communication overlapped: only the part already hidden stays
-    LogLessOften,   // logging/checkpointing every N steps: their time leaves the step
+    InputPipeline,   // data loading moved to workers: DataLoader ranges leave the step thread
+    PinnedCopies,    // pinned memory + non_blocking: blocking host-to-device copies stop waiting
+    RemoveSyncs,     // no .item()/synchronize inside the step: the host stops waiting for the GPU
+    CudaGraphs,      // CUDA Graphs: the operators that launch GPU work cost ~1 us per kernel
+    MixedPrecision,  // FP32 matrix multiplies on Tensor Cores: those kernels take half the time
+    OverlapComm,     // communication overlapped: only the part already hidden stays
+    LogLessOften,    // logging/checkpointing every N steps: their time leaves the step
     KeepAllocations, // no allocation/free calls in the step: the allocator keeps its memory
     Count
 };
