@@ -190,14 +190,21 @@ private Q_SLOTS:
               g * 100);
         // ~30-40% vs < 1% on an idle machine. The emulated storage latency is a sleep, and on a
         // loaded machine sleeping workers wake late, so the fixed variant is only asked to be
-        // much smaller.
-        QVERIFY(b > 0.15);
+        // much smaller. AddressSanitizer slows the model's operators several times but not the
+        // loader's sleep: the share falls (14.4 % in one ASan run), still three times the
+        // finding's 5 % threshold.
+#if defined(__SANITIZE_ADDRESS__)
+        constexpr double kMinShare = 0.10;
+#else
+        constexpr double kMinShare = 0.15;
+#endif
+        QVERIFY(b > kMinShare);
         QVERIFY(g < b / 3);
         // The analysis finds the stall from the CPU side (no GPU rows), and not in the fix.
         const analysis::Finding* f = finding(bad, FindingKind::DataLoading);
         QVERIFY2(f, "no data_loading finding in the single-process recording");
         QCOMPARE(f->device, -1);
-        QVERIFY(f->savingShare > 0.15);
+        QVERIFY(f->savingShare > kMinShare);
         QVERIFY(f->explanation.find("num_workers=0") != std::string::npos);
         // Not in the fix; on a loaded machine (late-waking workers) at most a much smaller one.
         if (const analysis::Finding* fg = finding(good, FindingKind::DataLoading))
