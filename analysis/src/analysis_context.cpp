@@ -43,8 +43,8 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     m_launches.build(t.launchIndex());
     m_gpuWork.build(t.gpuIndex());
     classifyNames();
-    findSlowFirstUses();
     collectDevices();
+    findSlowFirstUses();
     findSteps();
     resolveWindow();
     markLaunchers();
@@ -112,35 +112,43 @@ void Context::classifyNames() {
     }
 }
 
-/// Calls that took long the first time: the first launch of each kernel (by the name of the
-/// work it started) and the first call of each other runtime call name that is not a copy,
-/// synchronisation, allocation or ordering call, when it lasted kSlowFirstUseNs or more
-/// (lazy module loading, context creation, library initialisation on first use).
+/// Calls that took long the first time: the first launch of each kernel (the launch of the
+/// earliest GPU work of that name: a stream runs its work in launch order) and the first call
+/// of each query or unknown runtime call, when it lasted kSlowFirstUseNs or more (lazy module
+/// loading, context creation, library initialisation on first use). From the devices' work
+/// and its launches (collectDevices), without a correlation lookup per call.
 void Context::findSlowFirstUses() {
     const SliceTable& s = trace.slices();
-    std::map<uint32_t, uint32_t> first; // kernel name or call name -> its earliest call
+    // By name (a StringId's index): the earliest work of that name and its launch, and the
+    // earliest query or unknown runtime call of that name.
+    const size_t names = trace.strings().size();
+    std::vector<uint32_t> firstWork(names, UINT32_MAX), firstLaunch(names, UINT32_MAX);
+    for (const DeviceActivity& d : devices)
+        for (size_t k = 0; k < d.work.size(); ++k) {
+            const uint32_t w = d.work[k];
+            uint32_t& f = firstWork[s.name[w].index()];
+            if (f == UINT32_MAX || s.start[w] < s.start[f]) {
+                f = w;
+                firstLaunch[s.name[w].index()] = d.launch[k].valid() ? d.launch[k].index() : UINT32_MAX;
+            }
+        }
+    for (uint32_t l : firstLaunch)
+        if (l != UINT32_MAX && s.dur[l] >= kSlowFirstUseNs && callFamily(l) == CallFamily::Launch)
+            slowFirstUses.push_back(l);
+    std::vector<uint32_t> firstCall(names, UINT32_MAX);
     for (uint32_t ti = 0; ti < trace.tracks().size(); ++ti) {
         const TrackInfo& tr = trace.tracks()[ti];
         if (tr.kind == TrackKind::GpuStream) continue;
         for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
             if (!isLaunchSide(s.kind[i])) continue;
             const CallFamily f = callFamily(i);
-            uint32_t key;
-            if (f == CallFamily::Launch) {
-                const auto work = gpuWorkOf(i);
-                if (work.empty()) continue;
-                key = s.name[work.front().slice.index()].index();
-            } else if (f == CallFamily::Query || f == CallFamily::None) {
-                key = s.name[i].index() | 0x80000000u; // apart from the kernel names
-            } else {
-                continue;
-            }
-            auto [it, added] = first.try_emplace(key, i);
-            if (!added && s.start[i] < s.start[it->second]) it->second = i;
+            if (f != CallFamily::Query && f != CallFamily::None) continue;
+            uint32_t& first = firstCall[s.name[i].index()];
+            if (first == UINT32_MAX || s.start[i] < s.start[first]) first = i;
         }
     }
-    for (const auto& [key, slice] : first)
-        if (s.dur[slice] >= kSlowFirstUseNs) slowFirstUses.push_back(slice);
+    for (uint32_t c : firstCall)
+        if (c != UINT32_MAX && s.dur[c] >= kSlowFirstUseNs) slowFirstUses.push_back(c);
     std::sort(slowFirstUses.begin(), slowFirstUses.end());
 }
 

@@ -184,11 +184,19 @@ private:
         if (calls.empty()) return false;
         // The first call starting at or after hi, and the last one ending at or before lo (a
         // zero-length call inside the segment, which does not split it, is neither).
-        const auto next =
-            std::lower_bound(calls.begin(), calls.end(), hi,
-                             [](const Interval& iv, int64_t t) { return iv.start < t; });
-        auto prev = std::upper_bound(calls.begin(), calls.end(), lo,
-                                     [](int64_t t, const Interval& iv) { return t < iv.start; });
+        // Segments come in time order: the search goes on from the last one's answer.
+        size_t at = m_callsAt <= calls.size() ? m_callsAt : 0;
+        if (at > 0 && calls[at - 1].start >= hi)
+            at = size_t(std::lower_bound(calls.begin(), calls.end(), hi,
+                                         [](const Interval& iv, int64_t t) { return iv.start < t; }) -
+                        calls.begin());
+        while (at < calls.size() && calls[at].start < hi) ++at;
+        m_callsAt = at;
+        const auto next = calls.begin() + long(at);
+        // Calls starting after lo lie in the segment (zero-length) or after it: step back over
+        // them to the last one starting at or before lo.
+        auto prev = next;
+        while (prev != calls.begin() && std::prev(prev)->start > lo) --prev;
         int64_t before = lo;
         bool any = next != calls.end();
         for (int n = 0; prev != calls.begin() && n < 8; ++n) {
@@ -205,9 +213,17 @@ private:
     }
 
     const std::vector<Interval>& launchCalls(TrackId thread) {
+        if (m_lastCalls && m_lastCallsTrack == thread.index()) return *m_lastCalls;
         auto [it, added] = m_launchCalls.try_emplace(thread.index());
+        m_lastCallsTrack = thread.index();
+        m_lastCalls = &it->second;
+        m_callsAt = 0; // another thread: the search starts afresh
         if (added) {
             const model::TrackInfo& tr = m_c.trace.track(thread);
+            size_t n = 0; // reserved at their number: on huge pages, not grown by copies
+            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+                n += m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) && isLaunchSide(m_s.kind[i]);
+            reserveHuge(it->second, n);
             for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
                 if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
                     isLaunchSide(m_s.kind[i]))
@@ -340,6 +356,9 @@ private:
     std::vector<uint32_t> m_stack;
     std::array<std::vector<uint8_t>, 2> m_memo;
     std::map<uint32_t, std::vector<Interval>> m_launchCalls; // by track: launch-family calls
+    const std::vector<Interval>* m_lastCalls = nullptr;     // the last thread's (entries stay put)
+    uint32_t m_lastCallsTrack = 0;
+    size_t m_callsAt = 0; // inLaunchStretch(): the last answer's position in m_lastCalls
     std::array<std::vector<int64_t*>, kIdleCauseCount> m_waited;
     size_t m_workAt = 0;            // gap(): the ending work of the last gap
     size_t m_tileAt = 0;            // charge(): the tile of the last charge
