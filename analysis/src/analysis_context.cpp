@@ -129,7 +129,8 @@ void Context::findSlowFirstUses() {
             uint32_t& f = firstWork[s.name[w].index()];
             if (f == UINT32_MAX || s.start[w] < s.start[f]) {
                 f = w;
-                firstLaunch[s.name[w].index()] = d.launch[k].valid() ? d.launch[k].index() : UINT32_MAX;
+                firstLaunch[s.name[w].index()] =
+                    d.launch[k].valid() ? d.launch[k].index() : UINT32_MAX;
             }
         }
     for (uint32_t l : firstLaunch)

@@ -187,9 +187,10 @@ private:
         // Segments come in time order: the search goes on from the last one's answer.
         size_t at = m_callsAt <= calls.size() ? m_callsAt : 0;
         if (at > 0 && calls[at - 1].start >= hi)
-            at = size_t(std::lower_bound(calls.begin(), calls.end(), hi,
-                                         [](const Interval& iv, int64_t t) { return iv.start < t; }) -
-                        calls.begin());
+            at = size_t(
+                std::lower_bound(calls.begin(), calls.end(), hi,
+                                 [](const Interval& iv, int64_t t) { return iv.start < t; }) -
+                calls.begin());
         while (at < calls.size() && calls[at].start < hi) ++at;
         m_callsAt = at;
         const auto next = calls.begin() + long(at);
@@ -222,7 +223,8 @@ private:
             const model::TrackInfo& tr = m_c.trace.track(thread);
             size_t n = 0; // reserved at their number: on huge pages, not grown by copies
             for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
-                n += m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) && isLaunchSide(m_s.kind[i]);
+                n += m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
+                     isLaunchSide(m_s.kind[i]);
             reserveHuge(it->second, n);
             for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
                 if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
@@ -356,7 +358,7 @@ private:
     std::vector<uint32_t> m_stack;
     std::array<std::vector<uint8_t>, 2> m_memo;
     std::map<uint32_t, std::vector<Interval>> m_launchCalls; // by track: launch-family calls
-    const std::vector<Interval>* m_lastCalls = nullptr;     // the last thread's (entries stay put)
+    const std::vector<Interval>* m_lastCalls = nullptr;      // the last thread's (entries stay put)
     uint32_t m_lastCallsTrack = 0;
     size_t m_callsAt = 0; // inLaunchStretch(): the last answer's position in m_lastCalls
     std::array<std::vector<int64_t*>, kIdleCauseCount> m_waited;
