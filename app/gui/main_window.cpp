@@ -511,10 +511,14 @@ void MainWindow::fillSteps() {
     m_steps->addItem(tr("All steps"));
     if (m_doc && m_rank >= 0 && static_cast<size_t>(m_rank) < m_doc->traces.size()) {
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
+        // Warm-up steps (left out of the findings' window) are marked.
         for (const auto& st : a.steps)
-            m_steps->addItem(QString("ProfilerStep#%1  (%2 ms)")
-                                 .arg(st.number)
-                                 .arg(QString::number(double(std::max(st.endNs, st.gpuEndNs) - st.startNs) / 1e6, 'f', 1)));
+            m_steps->addItem(
+                QString("ProfilerStep#%1  (%2 ms)%3")
+                    .arg(st.number)
+                    .arg(QString::number(double(std::max(st.endNs, st.gpuEndNs) - st.startNs) / 1e6,
+                                         'f', 1))
+                    .arg(st.warmup ? tr("  warm-up") : QString()));
     }
     m_steps->setEnabled(m_steps->count() > 1);
     m_steps->blockSignals(false);

@@ -279,6 +279,33 @@ private Q_SLOTS:
                 (std::max(st.endNs, st.gpuEndNs) - st.startNs) * 11 / 10);
     }
 
+    // Warm-up steps (issue 25) are marked in the step list; the steady ones are not.
+    void stepComboMarksWarmupSteps() {
+        test::TraceText t;
+        for (int s = 0; s < 4; ++s) {
+            const int64_t b = s * 10'000;
+            t.step(s, b, 10'000);
+            if (s == 0) {
+                t.runtime("cudaStreamCreateWithFlags", b, 3000, 0);
+                t.launch("k_first", b + 3000, 5000, b + 8010, 1000);
+            }
+            t.launch("k_compute", b + 9100, 5, b + 9110, 800);
+        }
+        QTemporaryDir dir;
+        const QString path = dir.filePath("warmup.pt.trace.json");
+        test::writeFile(path.toStdString(), t.json());
+        QString error;
+        auto doc = LoadWorker::loadNow(path, {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.setDocument(doc);
+        auto* steps = w.findChild<QComboBox*>("stepsCombo");
+        QVERIFY(steps);
+        QCOMPARE(steps->count(), 5);
+        QVERIFY2(steps->itemText(1).contains("warm-up"), qPrintable(steps->itemText(1)));
+        for (int i = 2; i < 5; ++i) QVERIFY(!steps->itemText(i).contains("warm-up"));
+    }
+
     void keysWorkInsideTheWindowOnce() {
         QString error;
         auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
