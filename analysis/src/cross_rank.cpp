@@ -409,7 +409,34 @@ std::vector<std::string> crossRankSentences(const CrossRankResult& r) {
                         formatPercent(double(parts[i].first) / double(s->lateStretchNs));
             out.push_back(line + ".");
         }
-    } else if (r.collectives > 0 && !r.ranks.empty()) {
+    }
+    // The ranks whose time in collectives is mostly waiting for the last rank: their exposed
+    // communication is the straggler's stall, not their transfer (one rank's own findings
+    // cannot tell the two apart, so it is said here).
+    if (s) {
+        std::vector<const RankSummary*> waiting;
+        double lo = 1, hi = 0;
+        for (const RankSummary& x : r.ranks)
+            if (x.rank != r.straggler && x.collectiveNs > 0 && 2 * x.waitNs >= x.collectiveNs) {
+                waiting.push_back(&x);
+                const double w = double(x.waitNs) / double(x.collectiveNs);
+                lo = std::min(lo, w), hi = std::max(hi, w);
+            }
+        if (!waiting.empty()) {
+            std::string ranks;
+            for (size_t i = 0; i < waiting.size(); ++i)
+                ranks += (i ? ", " : "") + std::to_string(waiting[i]->rank);
+            out.push_back("Waiting, not transferring: in collectives, rank" +
+                          std::string(waiting.size() == 1 ? " " : "s ") + ranks + " wait " +
+                          (waiting.size() == 1 ? formatPercent(lo)
+                                               : formatPercent(lo) + "-" + formatPercent(hi)) +
+                          " of the time for the last rank to arrive: their exposed communication "
+                          "is rank " +
+                          std::to_string(r.straggler) +
+                          "'s stall, and the fix is there, not in overlapping their own.");
+        }
+    }
+    if (!s && r.collectives > 0 && !r.ranks.empty()) {
         const RankSummary* most = &r.ranks.front();
         for (const RankSummary& x : r.ranks)
             if (x.lastArrivals > most->lastArrivals) most = &x;
