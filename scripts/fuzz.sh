@@ -17,7 +17,9 @@
 #                       annotated_trace formats)
 #   --fresh             start from the seeds again (forget build/fuzz/corpus)
 #   --seed S            libFuzzer's -seed (default: 1 with --runs, else random)
-#   --no-build          use the binaries already in build/fuzz
+#   --no-build          use the binaries already built (no configure, no build)
+#   --build-dir DIR     the build with the fuzz targets (default build/fuzz; CI: build/asan,
+#                       whose preset builds them beside the sanitizer tests)
 #
 # The corpus of each target is kept in build/fuzz/corpus/<target>, so later runs continue
 # from it; new seeds are merged into it (-merge=1) before every run. Seeds: the committed
@@ -37,6 +39,7 @@ FRESH=0
 BUILD=1
 RUNS=""
 SEED=""
+BUILD_DIR_ARG="build/fuzz"
 while (($#)); do
   case "$1" in
     --seconds) SECONDS_PER_TARGET="$2"; shift 2 ;;
@@ -47,7 +50,8 @@ while (($#)); do
     --targets) IFS=, read -r -a TARGETS <<<"$2"; shift 2 ;;
     --fresh) FRESH=1; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --build-dir) BUILD_DIR_ARG="$2"; shift 2 ;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,8 +67,11 @@ if [ -n "$RUNS" ]; then
   SEED="${SEED:-1}"
 fi
 
-BUILD_DIR="$ROOT/build/fuzz"
+case "$BUILD_DIR_ARG" in /*) BUILD_DIR="$BUILD_DIR_ARG" ;; *) BUILD_DIR="$ROOT/$BUILD_DIR_ARG" ;; esac
 BIN="$BUILD_DIR/tests/fuzz"
+if ((BUILD)) && [ "$BUILD_DIR" != "$ROOT/build/fuzz" ]; then
+  echo "fuzz.sh: --build-dir is for binaries already built (add --no-build)" >&2; exit 2
+fi
 T0=$(date +%s)
 if ((BUILD)); then
   ./scripts/setup-deps.sh
@@ -152,4 +159,4 @@ T_END=$(date +%s)
 
 python3 tests/fuzz/fuzz_summary.py --build "$BUILD_DIR" --corpus-root "$CORPUS_ROOT" "${TARGETS[@]}" && status=0 || status=$?
 echo "fuzz.sh: build $((T_BUILT - T0)) s, seeds + fuzzing $((T_END - T_BUILT)) s, total $((T_END - T0)) s"
-exit $status
+exit "$status"

@@ -1,5 +1,7 @@
 // tuneMalloc: the program restarts once with glibc's malloc on transparent huge pages,
 // and what it runs later inherits the caller's GLIBC_TUNABLES, not ours.
+#include "sanitizer.h"
+
 #include <QProcess>
 #include <QTest>
 
@@ -27,7 +29,7 @@ std::map<QString, QString> probe(const std::map<QString, QString>& set,
     return out;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
+#if STALLSCOPE_TEST_ASAN
 constexpr bool kSanitized = true; // AddressSanitizer's allocator, not glibc's, serves malloc
 #else
 constexpr bool kSanitized = false;

@@ -1,6 +1,7 @@
 // The LibTorch demo workloads on the CPU: record --demo NAME -> trace -> import -> analyze.
 // Each pair must show its bottleneck in the bad variant and not (or much less) in the fixed
 // one. No LibTorch header here.
+#include "sanitizer.h"
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/name_rules.h"
 #include "stallscope/importers/importer.h"
@@ -193,7 +194,7 @@ private Q_SLOTS:
         // much smaller. AddressSanitizer slows the model's operators several times but not the
         // loader's sleep: the share falls (14.4 % in one ASan run), still three times the
         // finding's 5 % threshold.
-#if defined(__SANITIZE_ADDRESS__)
+#if STALLSCOPE_TEST_ASAN
         constexpr double kMinShare = 0.10;
 #else
         constexpr double kMinShare = 0.15;
@@ -231,7 +232,7 @@ private Q_SLOTS:
         const double b = stepShare(bad, analysis::names::isIoLoggingCheckpoint);
         const double g = stepShare(good, analysis::names::isIoLoggingCheckpoint);
         qInfo("logging: %.1f%% of step time logging every step, %.1f%% every 10 steps", b * 100, g * 100);
-#if defined(__SANITIZE_ADDRESS__)
+#if STALLSCOPE_TEST_ASAN
         // AddressSanitizer slows the model's operators several times but not the logging's
         // 2 ms: the share falls to ~3 %, at the finding's threshold. The release build checks
         // the shares, the finding and the replay.

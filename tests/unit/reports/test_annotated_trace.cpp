@@ -3,6 +3,7 @@
 // bare, unterminated, empty and baseTimeNanoseconds arrays; every real trace; atomic writes.
 #include "gzip_text.h"
 #include "real_traces.h"
+#include "sanitizer.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -464,7 +465,9 @@ void TestAnnotatedTrace::everyRealTrace() {
         const Annotated r = annotate(p, out);
         QVERIFY2(r.back, p.c_str());
         QVERIFY2(r.outcome.copiedSource, (p.string() + ": " + r.outcome.fromModelReason).c_str());
-        if (hasPython()) QCOMPARE(pythonCheck(out), expectedPython(r));
+        // The stdlib reader's check of each file is the release build's: under the sanitizers
+        // (the same output, three times slower to read back) the C++ checks run on every file.
+        if (hasPython() && !STALLSCOPE_TEST_ASAN) QCOMPARE(pythonCheck(out), expectedPython(r));
         if (QTest::currentTestFailed()) {
             qWarning("%s", p.c_str());
             return;
