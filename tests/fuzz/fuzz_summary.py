@@ -10,6 +10,25 @@ import sys
 CRASH_PREFIXES = ('crash-', 'leak-', 'timeout-', 'oom-')
 
 
+WRONG = re.compile(r'==stallscope fuzz oracle==|ERROR: |SUMMARY: |runtime error: |terminate called|'
+                   r'what\(\): |deadly signal|^\s+#\d+ 0x')
+
+
+def what_went_wrong(path, limit=24):
+    """The oracle's message, the sanitizer's report and the first frames of its stack."""
+    try:
+        lines = open(path, errors='replace').read().splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        if WRONG.search(line) and line not in out:
+            out.append(line[:300])
+        if len(out) >= limit:
+            break
+    return out
+
+
 def parse_log(path):
     r = {'execs': None, 'eps': None, 'cov': None, 'ft': None}
     try:
@@ -81,7 +100,11 @@ def main():
         return 0
     print()
     for t, new, rc, _ in crashes:
-        print('%s FAILED (libFuzzer exit %s); log: %s' % (t, rc, os.path.join(a.build, 'logs', t + '.log')))
+        log_path = os.path.join(a.build, 'logs', t + '.log')
+        print('%s FAILED (libFuzzer exit %s); log: %s' % (t, rc, log_path))
+        # What went wrong, in the summary itself: a CI run shows only the tail of its output.
+        for l in what_went_wrong(log_path):
+            print('  | ' + l)
         for f in new:
             print('  input: %s' % f)
             print('    reproduce: %s/tests/fuzz/fuzz_%s %s' % (a.build, t, f))

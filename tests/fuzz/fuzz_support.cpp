@@ -29,8 +29,14 @@ constexpr const char* kTarget = "fuzz_support";
 constexpr std::string_view kScratchPrefix = "stallscope-fuzz-";
 
 fs::path scratchRoot() {
+    // /dev/shm when it has room (a container's is often 64 MB, shared by the targets running
+    // side by side: a full one would fail the oracles for want of space, not for a bug).
+    constexpr uintmax_t kRoom = uintmax_t(1) << 30;
     std::error_code ec;
-    if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) return "/dev/shm";
+    if (fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0) {
+        const fs::space_info space = fs::space("/dev/shm", ec);
+        if (!ec && space.available >= kRoom) return "/dev/shm";
+    }
     return fs::temp_directory_path(ec);
 }
 
