@@ -86,6 +86,21 @@ void partitionIdle(std::vector<Finding>& findings) {
     }
 }
 
+/// A finding's claims in reading order: by where their text first appears in the title, the
+/// explanation and the fix, then by text, measure and parameters. The order they were made in
+/// is not used: a detector that builds a sentence from several claims in one expression makes
+/// them in an order the C++ standard leaves to the compiler (gcc and clang differ).
+void orderClaims(Finding& f) {
+    const std::string text = f.title + "\n" + f.explanation + "\n" + f.fix;
+    auto at = [&](const Claim& c) { return std::min(text.find(c.text), text.size()); };
+    std::stable_sort(f.claims.begin(), f.claims.end(), [&](const Claim& a, const Claim& b) {
+        const size_t pa = at(a), pb = at(b);
+        if (pa != pb) return pa < pb;
+        return std::tie(a.text, a.measure, a.params, a.value) <
+               std::tie(b.text, b.measure, b.params, b.value);
+    });
+}
+
 /// The findings in the order the front ends say they are ("most severe first"): context
 /// that silences the timing findings first (what the trace is), then by severity; within a
 /// severity, context about the trace before timing, then the largest saving, then the most
@@ -93,9 +108,11 @@ void partitionIdle(std::vector<Finding>& findings) {
 /// high.
 void orderFindings(std::vector<Finding>& context, std::vector<Finding>& timing) {
     for (auto* v : {&context, &timing})
-        for (Finding& f : *v)
+        for (Finding& f : *v) {
             if (f.confidence <= 0.5 && f.severity == FindingSeverity::High)
                 f.severity = FindingSeverity::Medium;
+            orderClaims(f);
+        }
     std::vector<Finding> all;
     for (Finding& f : context)
         if (f.silencesTiming) all.push_back(std::move(f));
