@@ -30,6 +30,16 @@ void listProcesses(const std::vector<capture::kineto::KinetoProcess>& ps, std::o
     }
 }
 
+/// What the daemon did not serve or understand (other users' polls, spoofed pids, garbage):
+/// said, never acted on.
+void tellRefused(const capture::kineto::KinetoDaemon& daemon, std::ostream& err) {
+    const size_t refused = daemon.refusedPolls(), bad = daemon.badMessages();
+    if (!refused && !bad) return;
+    err << "stallscope-cli: " << refused << " datagram" << (refused == 1 ? "" : "s")
+        << " not served and " << bad << " not understood:\n";
+    for (const std::string& p : daemon.problems()) err << "  " << p << "\n";
+}
+
 } // namespace
 
 int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& err) {
@@ -51,7 +61,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
 
     k::KinetoDaemon daemon;
     std::string error;
-    if (!daemon.start({}, error)) {
+    if (!daemon.start(o.daemonOptions, error)) {
         err << "stallscope-cli: " << error << "\n";
         return 1;
     }
@@ -69,6 +79,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
         while (std::chrono::steady_clock::now() < until && !g_attachCancel)
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         const auto ps = daemon.processes();
+        tellRefused(daemon, err);
         if (ps.empty()) {
             err << "stallscope-cli: no PyTorch process polled " << daemon.address()
                 << ". Start the job with KINETO_USE_DAEMON=1 set before `import torch`.\n";
@@ -80,6 +91,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
 
     const k::AttachResult r = k::attachAndTrace(daemon, o.attachOptions, say, &g_attachCancel);
     daemon.stop();
+    tellRefused(daemon, err);
     for (const std::string& p : r.problems) err << "stallscope-cli: " << p << "\n";
     if (r.cancelled) {
         err << "stallscope-cli: attach cancelled\n";

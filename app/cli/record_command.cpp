@@ -1,10 +1,14 @@
 // stallscope-cli record [-o OUT.json[.gz]] [--duration S] [--delay S] [--fake-source] -- COMMAND ARGS...
 #include "record_command.h"
+
 #include "command.h"
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/base/text_format.h"
 #include "stallscope/capture/fake_source.h"
+
+#include <pwd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -165,8 +169,8 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
 bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, std::string& error) {
     // Options of one mode only, for a clear error when given with the other.
     static const std::set<std::string> kAttachOnly = {
-        "--pid",     "--iterations",    "--process-limit", "--wait",
-        "--timeout", "--kineto-warmup", "--with-stack",    "--record-shapes"};
+        "--pid",           "--iterations", "--process-limit", "--wait",      "--timeout",
+        "--kineto-warmup", "--with-stack", "--record-shapes", "--allow-user"};
     static const std::set<std::string> kProgramOnly = {"--delay", "--demo", "--steps",
                                                        "--cuda-profiler-range", "--fake-source"};
     std::string attachOnly, programOnly;
@@ -244,6 +248,27 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
             if (!v || *end || n < 0 || n > 3600)
                 return error = "--kineto-warmup needs whole seconds (0-3600)", false;
             o.attachOptions.trace.warmupSeconds = static_cast<int>(n), ++i;
+        } else if (a == "--allow-user") {
+            // Another user's processes are served only when named here (root included).
+            if (!v) return error = "--allow-user needs a user name or uid", false;
+            for (std::string_view rest = v; !rest.empty();) {
+                const size_t comma = rest.find(',');
+                const std::string one(rest.substr(0, comma));
+                char* end = nullptr;
+                const unsigned long uid = std::strtoul(one.c_str(), &end, 10);
+                if (!one.empty() && !*end && uid < 0xfffffffful) {
+                    o.daemonOptions.allowedUids.push_back(static_cast<uint32_t>(uid));
+                } else if (const passwd* pw = one.empty() ? nullptr : ::getpwnam(one.c_str())) {
+                    o.daemonOptions.allowedUids.push_back(pw->pw_uid);
+                } else {
+                    return error = "--allow-user: no user " + one, false;
+                }
+                rest =
+                    comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+            }
+            // The invoking user stays served.
+            o.daemonOptions.allowedUids.push_back(static_cast<uint32_t>(::geteuid()));
+            ++i;
         } else if (a == "--with-stack") {
             o.attachOptions.trace.withStack = true;
         } else if (a == "--record-shapes") {
@@ -379,7 +404,7 @@ const Command kRecordCommand{
     "                                        and tests; COMMAND is optional then)\n"
     "  record --attach [--pid PID[,PID...]] [--duration S | --iterations N] [-o OUT]\n"
     "         [--wait S] [--timeout S] [--process-limit N] [--kineto-warmup S] [--with-stack]\n"
-    "         [--record-shapes]\n"
+    "         [--record-shapes] [--allow-user USER[,USER...]]\n"
     "                                        trace a running PyTorch job started with\n"
     "                                        KINETO_USE_DAEMON=1 (no code change): Stallscope\n"
     "                                        answers Kineto's daemon polls (as dynolog does), "
@@ -392,7 +417,11 @@ const Command kRecordCommand{
     "                                        those processes or their children (default: all);\n"
     "                                        --wait: for the first poll (15 s); --timeout: for "
     "the\n"
-    "                                        files (120 s)\n"
+    "                                        files (120 s). Only processes of the invoking "
+    "user\n"
+    "                                        are served (root too); --allow-user serves those "
+    "users'\n"
+    "                                        as well (docs/security.md)\n"
     "  record --list [--wait S]              the PyTorch processes polling for a trace\n"
     "  record [-o OUT] --demo NAME|list [--steps N]\n"
     "                                        record a built-in LibTorch workload (stallscope-demo) "

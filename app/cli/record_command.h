@@ -21,6 +21,7 @@ struct RecordCommandOptions {
     bool outputGiven = false;
     bool waitGiven = false; // --wait (--list: how long to listen)
     capture::kineto::AttachOptions attachOptions;
+    capture::kineto::DaemonOptions daemonOptions; // --allow-user: other users served
 };
 
 /// record --attach (attach_command.cpp): serves Kineto's daemon protocol, requests the trace,

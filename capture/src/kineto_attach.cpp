@@ -4,6 +4,7 @@
 
 #include "stallscope/base/atomic_file.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -40,25 +40,29 @@ bool wanted(const KinetoProcess& p, const std::vector<int32_t>& pids) {
 }
 
 /// A fresh folder of an unguessable name under /tmp (newer Kineto writes on-demand traces only
-/// below /tmp/ or $KINETO_ONDEMAND_TRACE_DIR), private to this user: made writable for others
-/// (sticky, like /tmp) only when a traced process runs as another user.
-std::filesystem::path freshTraceFolder(const std::vector<KinetoProcess>& traced,
-                                       std::string& error) {
+/// below /tmp/ or $KINETO_ONDEMAND_TRACE_DIR), mode 0700, never writable by anyone else: for
+/// processes of this user it is ours; for another user's (served only with --allow-user) root
+/// gives it to that user, so that only the traced process's user can write in it.
+std::filesystem::path freshTraceFolder(uint32_t uid, uint32_t gid, std::string& error) {
     const char* dir = std::getenv("KINETO_ONDEMAND_TRACE_DIR");
     std::string base = dir && *dir ? dir : "/tmp";
     while (base.size() > 1 && base.back() == '/') base.pop_back();
+    if (uid != ::geteuid() && ::geteuid() != 0) {
+        error = "the traced process runs as uid " + std::to_string(uid) +
+                ": only root can give it a trace folder of its own";
+        return {};
+    }
     std::string name = base + "/stallscope-attach-XXXXXX";
     if (::mkdtemp(name.data()) == nullptr) {
         error = "cannot create a folder for the traces in " + base + ": " + std::strerror(errno);
         return {};
     }
-    bool otherUser = false;
-    for (const KinetoProcess& p : traced) {
-        struct stat st {};
-        const std::string proc = "/proc/" + std::to_string(p.pid);
-        otherUser = otherUser || (::stat(proc.c_str(), &st) == 0 && st.st_uid != ::geteuid());
+    if (uid != ::geteuid() && ::chown(name.c_str(), uid, gid) != 0) {
+        error = "cannot give the trace folder " + name + " to uid " + std::to_string(uid) + ": " +
+                std::strerror(errno);
+        ::rmdir(name.c_str());
+        return {};
     }
-    if (otherUser) ::chmod(name.c_str(), 01777);
     return name;
 }
 
@@ -70,36 +74,15 @@ struct Watch {
     bool done = false;
     bool announcedDelivery = false;
     std::filesystem::path found;
+    std::string refused; // why a file there was not taken (a link, another owner)
 };
 
-/// The file is complete and has not grown for 0.5 s.
-bool settled(Watch& w, const std::filesystem::path& p, Clock::time_point now) {
-    std::error_code ec;
-    const uintmax_t size = std::filesystem::file_size(p, ec);
-    if (ec || size == 0) return false;
-    if (size != w.lastSize) {
-        w.lastSize = size;
-        w.stableSince = now;
-        return false;
-    }
-    return now - w.stableSince >= std::chrono::milliseconds(500) && traceFileComplete(p);
-}
-
-} // namespace
-
-bool traceFileComplete(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (std::filesystem::exists(path.string() + ".tmp", ec))
-        return false; // Kineto 2.x still writing
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    f.seekg(0, std::ios::end);
-    const std::streamoff size = f.tellg();
+/// The last 256 bytes of an open file end a complete JSON trace.
+bool completeAt(int fd, off_t size) {
     if (size <= 0) return false;
-    const std::streamoff tail = std::min<std::streamoff>(size, 256);
-    f.seekg(size - tail);
+    const off_t tail = std::min<off_t>(size, 256);
     std::string t(static_cast<size_t>(tail), '\0');
-    f.read(t.data(), tail);
+    if (::pread(fd, t.data(), size_t(tail), size - tail) != tail) return false;
     auto trim = [&t] {
         while (!t.empty() &&
                (t.back() == ' ' || t.back() == '\n' || t.back() == '\r' || t.back() == '\t'))
@@ -113,6 +96,71 @@ bool traceFileComplete(const std::filesystem::path& path) {
     t.pop_back();
     trim();
     return !t.empty() && t.back() == ']';
+}
+
+/// The file is complete, owned by the traced process's user, not a link, and has not grown
+/// for 0.5 s.
+bool settled(Watch& w, const std::filesystem::path& p, Clock::time_point now) {
+    std::error_code ec;
+    if (std::filesystem::exists(p.string() + ".tmp", ec)) return false; // Kineto 2.x writing
+    std::string why;
+    const int fd = openOwnedTrace(p, w.process.uid, why);
+    if (fd < 0) {
+        if (errno != ENOENT && w.refused.empty()) w.refused = why;
+        return false;
+    }
+    struct stat st {};
+    const bool stat = ::fstat(fd, &st) == 0;
+    const uintmax_t size = stat ? uintmax_t(st.st_size) : 0;
+    bool ok = false;
+    if (stat && size > 0) {
+        if (size != w.lastSize) {
+            w.lastSize = size;
+            w.stableSince = now;
+        } else {
+            ok =
+                now - w.stableSince >= std::chrono::milliseconds(500) && completeAt(fd, st.st_size);
+        }
+    }
+    ::close(fd);
+    return ok;
+}
+
+} // namespace
+
+int openOwnedTrace(const std::filesystem::path& path, uint32_t uid, std::string& why) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        const int e = errno;
+        why = e == ELOOP ? path.string() + " is a symbolic link: not read"
+                         : "cannot read " + path.string() + ": " + std::strerror(e);
+        errno = e;
+        return -1;
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) {
+        const bool regular = S_ISREG(st.st_mode);
+        why = !regular ? path.string() + " is not a regular file: not read"
+                       : path.string() + " is owned by uid " + std::to_string(st.st_uid) +
+                             ", not by the traced process's user (uid " + std::to_string(uid) +
+                             "): not read";
+        ::close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
+bool traceFileComplete(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (std::filesystem::exists(path.string() + ".tmp", ec))
+        return false; // Kineto 2.x still writing
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat st {};
+    const bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && completeAt(fd, st.st_size);
+    ::close(fd);
+    return ok;
 }
 
 AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
@@ -169,33 +217,52 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
         return res;
     }
 
-    // 2. The request.
-    TraceRequest trace = o.trace;
-    if (trace.logFile.empty()) {
-        std::string error;
-        const std::filesystem::path folder = freshTraceFolder(selected, error);
-        if (folder.empty()) {
-            res.problems.push_back(error);
-            return res;
-        }
-        trace.logFile = folder / "trace.pt.trace.json";
+    // 2. The request: one config per user of the processes chosen, each naming a folder only
+    //    that user can write in (the processes of one user share one).
+    size_t leftOut = 0;
+    if (o.processLimit && selected.size() > o.processLimit) {
+        leftOut = selected.size() - o.processLimit;
+        selected.resize(o.processLimit);
     }
-    const std::string config = onDemandConfig(trace);
-    std::vector<int32_t> leafPids;
-    for (const KinetoProcess& p : selected) leafPids.push_back(p.pid);
-    const std::vector<int32_t> queued =
-        daemon.request(leafPids, config, o.processLimit, /*exact=*/true);
+    TraceRequest trace = o.trace;
+    std::map<uint32_t, std::filesystem::path> logFiles; // per uid
+    std::vector<int32_t> queued;
+    std::vector<Watch> watches;
+    for (const KinetoProcess& first : selected) {
+        if (logFiles.count(first.uid)) continue;
+        std::filesystem::path logFile = o.trace.logFile;
+        if (logFile.empty()) {
+            std::string error;
+            const std::filesystem::path folder = freshTraceFolder(first.uid, first.gid, error);
+            if (folder.empty()) {
+                res.problems.push_back(error);
+                logFiles[first.uid];
+                continue;
+            }
+            logFile = folder / "trace.pt.trace.json";
+        }
+        logFiles[first.uid] = logFile;
+        trace.logFile = logFile;
+        std::vector<int32_t> pids;
+        for (const KinetoProcess& p : selected)
+            if (p.uid == first.uid) pids.push_back(p.pid);
+        for (int32_t pid : daemon.request(pids, onDemandConfig(trace), 0, /*exact=*/true)) {
+            queued.push_back(pid);
+            Watch w;
+            for (const KinetoProcess& p : selected)
+                if (p.pid == pid) w.process = p;
+            const int32_t filePid = w.process.filePid ? w.process.filePid : pid;
+            w.expected = kinetoTracePath(logFile, filePid);
+            w.fallback = kinetoDefaultTracePath(filePid);
+            watches.push_back(std::move(w));
+        }
+    }
+    if (queued.empty()) {
+        if (res.problems.empty()) res.problems.push_back("no process took a trace request");
+        return res;
+    }
     const auto requestedAt = Clock::now();
     const auto requestedWall = std::filesystem::file_time_type::clock::now();
-    std::vector<Watch> watches;
-    for (int32_t pid : queued) {
-        Watch w;
-        for (const KinetoProcess& p : selected)
-            if (p.pid == pid) w.process = p;
-        w.expected = kinetoTracePath(trace.logFile, pid);
-        w.fallback = kinetoDefaultTracePath(pid);
-        watches.push_back(std::move(w));
-    }
     say("trace requested from " + std::to_string(queued.size()) + " process" +
         (queued.size() == 1 ? "" : "es") +
         (trace.iterations > 0
@@ -203,10 +270,9 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
              : ": " + std::to_string(trace.duration.count()) + " ms after Kineto's warm-up (~" +
                    std::to_string((trace.warmupSeconds >= 0 ? trace.warmupSeconds : 5) + 2) +
                    " s)") +
-        "; Kineto writes " +
-        kinetoTracePath(trace.logFile, queued.empty() ? 0 : queued.front()).string());
-    if (o.processLimit && selected.size() > queued.size())
-        res.problems.push_back(std::to_string(selected.size() - queued.size()) +
+        "; Kineto writes " + watches.front().expected.string());
+    if (leftOut)
+        res.problems.push_back(std::to_string(leftOut) +
                                " more processes polled; --process-limit " +
                                std::to_string(o.processLimit) + " left them out");
 
@@ -243,7 +309,7 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
             }
             if (w.done) {
                 say("pid " + std::to_string(w.process.pid) + " wrote " + w.found.string());
-                res.traces.push_back({w.process.pid, w.process.command, w.found});
+                res.traces.push_back({w.process.pid, w.process.uid, w.process.command, w.found});
             }
             all = all && w.done;
         }
@@ -266,7 +332,9 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& o,
                     std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - requestedAt)
                         .count()) +
                 " s: ";
-            if (!took)
+            if (!w.refused.empty())
+                why += w.refused;
+            else if (!took)
                 why += stillPolling
                            ? "it kept polling without taking the request (it was busy tracing)"
                            : "it did not poll again (did it end?)";
@@ -294,20 +362,27 @@ bool endsWith(const std::string& s, std::string_view tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-/// Copies Kineto's file to `dest` (gzip-compressed when dest ends in .gz), in chunks.
-bool copyTrace(const std::filesystem::path& from, const std::filesystem::path& dest,
-               std::string& error) {
-    std::ifstream in(from, std::ios::binary);
-    if (!in) return error = "cannot read " + from.string(), false;
+/// Copies Kineto's file to `dest` (gzip-compressed when dest ends in .gz), in chunks: read
+/// only when it is a regular file owned by the traced process's user (openOwnedTrace).
+bool copyTrace(const AttachedTrace& t, const std::filesystem::path& dest, std::string& error) {
+    const int fd = openOwnedTrace(t.path, t.uid, error);
+    if (fd < 0) return false;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
     base::AtomicFile f;
     const auto compression = endsWith(dest.string(), ".gz") ? base::AtomicFile::Compression::Gzip
                                                             : base::AtomicFile::Compression::None;
     if (!f.open(dest, compression)) return error = f.error(), false;
     std::string buf(1 << 20, '\0');
-    while (in) {
-        in.read(buf.data(), std::streamsize(buf.size()));
-        if (in.gcount() > 0 && !f.write(std::string_view(buf.data(), size_t(in.gcount()))))
-            return error = f.error(), false;
+    for (;;) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            return error = "cannot read " + t.path.string() + ": " + std::strerror(errno), false;
+        if (n == 0) break;
+        if (!f.write(std::string_view(buf.data(), size_t(n)))) return error = f.error(), false;
     }
     if (!f.commit()) return error = f.error(), false;
     return true;
@@ -339,7 +414,7 @@ std::filesystem::path collectTraces(const AttachResult& r, const std::filesystem
         const std::filesystem::path target =
             r.traces.size() == 1 ? dest
                                  : dest / ("pid" + std::to_string(t.pid) + ".pt.trace.json.gz");
-        if (!copyTrace(t.path, target, error)) {
+        if (!copyTrace(t, target, error)) {
             error = "cannot write " + target.string() + ": " + error;
             return {};
         }

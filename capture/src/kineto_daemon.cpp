@@ -14,14 +14,18 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <utility>
 
 namespace stallscope::capture::kineto {
 
@@ -43,11 +47,55 @@ std::string commandOf(int32_t pid) {
     std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     while (!s.empty() && s.back() == '\0') s.pop_back();
     std::replace(s.begin(), s.end(), '\0', ' ');
+    // Another process's words, shown in a terminal and the GUI: no control characters.
+    for (char& c : s)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
     if (s.size() > 300) s = s.substr(0, 297) + "...";
     return s;
 }
 
+/// The parent of `pid` from /proc/<pid>/stat (the field after the command's closing paren);
+/// 0 when not told.
+int32_t parentOf(int32_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(f, line)) return 0;
+    const size_t paren = line.rfind(')');
+    if (paren == std::string::npos) return 0;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(line.c_str() + paren + 1, " %c %ld", &state, &ppid) != 2) return 0;
+    return ppid > 0 && ppid <= INT32_MAX ? static_cast<int32_t>(ppid) : 0;
+}
+
 } // namespace
+
+std::vector<uint32_t> servedUids(const std::vector<uint32_t>& allowed) {
+    if (!allowed.empty()) return allowed;
+    return {static_cast<uint32_t>(::geteuid())};
+}
+
+std::vector<int32_t> procAncestry(int32_t pid) {
+    std::vector<int32_t> out;
+    for (int32_t p = pid; p > 1 && out.size() < 11; p = parentOf(p)) {
+        if (std::find(out.begin(), out.end(), p) != out.end()) break; // never, but no loop
+        out.push_back(p);
+    }
+    if (out.empty()) out.push_back(pid);
+    return out;
+}
+
+int32_t innermostPid(int32_t pid) {
+    std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(f, line);) {
+        if (line.rfind("NSpid:", 0) != 0) continue;
+        long last = 0;
+        std::istringstream in(line.substr(6));
+        for (long v; in >> v;) last = v;
+        return last > 0 && last <= INT32_MAX ? static_cast<int32_t>(last) : pid;
+    }
+    return pid;
+}
 
 std::filesystem::path kinetoDefaultTracePath(int32_t pid) {
     return "/tmp/libkineto_activities_" + std::to_string(pid) + ".json";
@@ -188,19 +236,36 @@ struct KinetoDaemon::Impl {
         KinetoProcess p;
         std::string config; // pending
     };
-    std::map<std::pair<int64_t, int32_t>, Entry> processes; // (job, leaf pid)
-    uint64_t order = 0;
-    std::map<std::pair<int64_t, int32_t>, std::set<int32_t>> contexts; // (job, gpu) -> pids
-    size_t bad = 0;
+    std::map<int32_t, Entry> processes; // by the sender's pid (its credentials)
+    struct Context {
+        int64_t jobId = 0;
+        int32_t gpu = 0;
+        std::chrono::steady_clock::time_point lastSeen;
+    };
+    std::map<int32_t, Context> contexts; // by the sender's pid
+    std::vector<uint32_t> served;        // the uids served
+    size_t bad = 0, refused = 0;
+    // What is told in problems(): each refused user and each lying sender once (a few of
+    // each), the cap once, and at most 8 messages not understood.
+    std::set<uint32_t> refusedUsersTold;
+    std::set<int32_t> liarsTold;
+    bool capTold = false, contextCapTold = false;
     std::vector<std::string> problemText;
+    size_t badTold = 0;
 
+    void note(std::string s) {
+        if (problemText.size() < 24) problemText.push_back(std::move(s));
+    }
     void problem(std::string s) {
         ++bad;
-        if (problemText.size() < 8) problemText.push_back(std::move(s));
+        if (badTold < 8) ++badTold, note(std::move(s));
     }
+    /// Whose datagram this is, and whether it is served; false (counted) when not.
+    bool accept(const ucred* cred, std::string_view what);
 
     void serve();
-    void handle(std::string_view datagram, const sockaddr_un& from, socklen_t fromLen);
+    void handle(std::string_view datagram, const sockaddr_un& from, socklen_t fromLen,
+                const ucred* cred);
     void reply(std::string_view type, std::string_view payload, const sockaddr_un& to,
                socklen_t toLen);
     void forgetSilent();
@@ -224,8 +289,26 @@ void KinetoDaemon::Impl::reply(std::string_view type, std::string_view payload,
     }
 }
 
+bool KinetoDaemon::Impl::accept(const ucred* cred, std::string_view what) {
+    if (!cred) {
+        ++refused;
+        if (refusedUsersTold.size() < 4 && refusedUsersTold.insert(UINT32_MAX).second)
+            note(std::string(what) + " without the sender's credentials: not served");
+        return false;
+    }
+    if (std::find(served.begin(), served.end(), cred->uid) == served.end()) {
+        ++refused;
+        if (refusedUsersTold.size() < 4 && refusedUsersTold.insert(cred->uid).second)
+            note(std::string(what) + " from pid " + std::to_string(cred->pid) + " of uid " +
+                 std::to_string(cred->uid) + ", another user: not served (--allow-user " +
+                 std::to_string(cred->uid) + " serves that user's processes)");
+        return false;
+    }
+    return true;
+}
+
 void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& from,
-                                socklen_t fromLen) {
+                                socklen_t fromLen, const ucred* cred) {
     Message m;
     std::string error;
     if (!decodeMessage(datagram, m, error)) {
@@ -236,23 +319,57 @@ void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& fr
     if (m.type == "req") {
         PollRequest r;
         std::string config;
+        bool serve = false;
         {
             std::lock_guard lock(mutex);
             if (!decodePollRequest(m.payload, r, error)) {
                 problem(error);
                 return;
             }
-            if (!r.pids.empty()) {
-                const auto now = std::chrono::steady_clock::now();
-                auto [it, fresh] = processes.try_emplace({r.jobId, r.pids[0]});
+            serve = !r.pids.empty() && accept(cred, "a poll");
+        }
+        // The sender's pid in its own namespace: what a true Kineto puts first (the kernel's
+        // view is checked, not believed; /proc is read outside the lock).
+        int32_t filePid = 0;
+        std::vector<int32_t> ancestry;
+        std::string command;
+        if (serve) {
+            filePid = r.pids[0] == cred->pid ? cred->pid : innermostPid(cred->pid);
+            if (filePid != r.pids[0]) {
+                std::lock_guard lock(mutex);
+                ++refused;
+                if (liarsTold.size() < 4 && liarsTold.insert(cred->pid).second)
+                    note("a poll from pid " + std::to_string(cred->pid) + " claiming to be pid " +
+                         std::to_string(r.pids[0]) + ": not served");
+                serve = false;
+            } else {
+                ancestry = procAncestry(cred->pid);
+            }
+        }
+        if (serve) {
+            std::lock_guard lock(mutex);
+            const auto now = std::chrono::steady_clock::now();
+            auto it = processes.find(cred->pid);
+            if (it == processes.end() && processes.size() >= options.maxProcesses) {
+                ++refused;
+                if (!std::exchange(capTold, true))
+                    note("more than " + std::to_string(options.maxProcesses) +
+                         " polling processes: pid " + std::to_string(cred->pid) +
+                         " not served (and any more after it)");
+            } else {
+                const bool fresh = it == processes.end();
+                if (fresh) it = processes.try_emplace(cred->pid).first;
                 KinetoProcess& p = it->second.p;
-                if (fresh) {
-                    p.pid = r.pids[0];
-                    p.jobId = r.jobId;
+                if (fresh || p.jobId != r.jobId) {
+                    p.pid = cred->pid;
                     p.firstSeen = now;
-                    p.command = commandOf(p.pid);
                 }
-                p.ancestry = r.pids;
+                if (fresh) command = commandOf(cred->pid), p.command = command;
+                p.filePid = filePid;
+                p.uid = cred->uid;
+                p.gid = cred->gid;
+                p.jobId = r.jobId;
+                p.ancestry = std::move(ancestry);
                 p.lastSeen = now;
                 ++p.polls;
                 p.busy = (r.configType & kConfigActivities) == 0;
@@ -264,7 +381,9 @@ void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& fr
                 }
             }
         }
-        // Kineto in a container's pid 1 sends no pids: it cannot be told apart, and gets nothing.
+        // Kineto in a container's pid 1 sends no pids: it cannot be told apart, and gets
+        // nothing; neither does a process not served (an empty answer, as to a process with
+        // no trace to take, so that its Kineto does not wait).
         reply("req", config, from, fromLen);
     } else if (m.type == "ctxt") {
         ContextRegistration c;
@@ -275,9 +394,23 @@ void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& fr
                 problem(error);
                 return;
             }
-            auto& pids = contexts[{c.jobId, c.gpu}];
-            pids.insert(c.pid);
-            count = static_cast<int32_t>(pids.size());
+            if (accept(cred, "a context registration")) {
+                const auto now = std::chrono::steady_clock::now();
+                auto it = contexts.find(cred->pid);
+                if (it == contexts.end() && contexts.size() >= options.maxProcesses) {
+                    ++refused;
+                    if (!std::exchange(contextCapTold, true))
+                        note("more than " + std::to_string(options.maxProcesses) +
+                             " context registrations: pid " + std::to_string(cred->pid) +
+                             " not kept (and any more after it)");
+                } else {
+                    contexts[cred->pid] = {c.jobId, c.gpu, now};
+                }
+                // The processes of this job on this GPU (the sender's own pid counts, whatever
+                // pid the message names).
+                for (const auto& [pid, ctx] : contexts)
+                    count += ctx.jobId == c.jobId && ctx.gpu == c.gpu;
+            }
         }
         std::string payload;
         put<int32_t>(payload, count);
@@ -293,32 +426,56 @@ void KinetoDaemon::Impl::forgetSilent() {
     const auto now = std::chrono::steady_clock::now();
     for (auto it = processes.begin(); it != processes.end();)
         it = now - it->second.p.lastSeen > options.keepAlive ? processes.erase(it) : std::next(it);
+    for (auto it = contexts.begin(); it != contexts.end();)
+        it = now - it->second.lastSeen > options.keepAlive ? contexts.erase(it) : std::next(it);
 }
 
 void KinetoDaemon::Impl::serve() {
     std::string buf(1 << 16, '\0');
+    auto lastSweep = std::chrono::steady_clock::now();
     for (;;) {
         pollfd fds[2] = {{fd, POLLIN, 0}, {wakeFd, POLLIN, 0}};
         const int n = ::poll(fds, 2, 500);
         if (n < 0 && errno != EINTR) return;
         if (fds[1].revents) return;
         if (n > 0 && (fds[0].revents & POLLIN)) {
-            for (;;) {
+            // At most a batch per wake-up, so that a flood does not starve the sweep below.
+            for (int batch = 0; batch < 4096; ++batch) {
                 sockaddr_un from{};
-                socklen_t fromLen = sizeof from;
-                const ssize_t got = ::recvfrom(fd, buf.data(), buf.size(), MSG_DONTWAIT | MSG_TRUNC,
-                                               reinterpret_cast<sockaddr*>(&from), &fromLen);
+                alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))];
+                iovec io{buf.data(), buf.size()};
+                msghdr msg{};
+                msg.msg_name = &from;
+                msg.msg_namelen = sizeof from;
+                msg.msg_iov = &io;
+                msg.msg_iovlen = 1;
+                msg.msg_control = control;
+                msg.msg_controllen = sizeof control;
+                const ssize_t got =
+                    ::recvmsg(fd, &msg, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
                 if (got < 0) break;
+                const ucred* cred = nullptr;
+                ucred credCopy{};
+                for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+                    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+                        c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+                        std::memcpy(&credCopy, CMSG_DATA(c), sizeof credCopy);
+                        cred = &credCopy;
+                    }
                 if (size_t(got) > buf.size()) {
                     std::lock_guard lock(mutex);
                     problem("a datagram of " + std::to_string(got) +
                             " bytes (larger than any Kineto message)");
                     continue;
                 }
-                handle(std::string_view(buf.data(), size_t(got)), from, fromLen);
+                handle(std::string_view(buf.data(), size_t(got)), from, msg.msg_namelen, cred);
             }
         }
-        forgetSilent();
+        const auto now = std::chrono::steady_clock::now();
+        if (now - lastSweep >= std::chrono::milliseconds(250)) {
+            forgetSilent();
+            lastSweep = now;
+        }
     }
 }
 
@@ -341,13 +498,33 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
                false;
     d.fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (d.fd < 0) return error = "socket: " + detail::errnoText(errno), false;
+    // Every datagram comes with its sender's pid, uid and gid, as the kernel knows them.
+    const int on = 1;
+    if (::setsockopt(d.fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+        error = "SO_PASSCRED: " + detail::errnoText(errno);
+        ::close(d.fd);
+        d.fd = -1;
+        return false;
+    }
+    d.served = servedUids(options.allowedUids);
     if (!d.socketDir.empty()) {
         // A socket file left by a daemon that died is removed; one that answers is not.
         const int probe = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         const bool live =
             probe >= 0 && ::connect(probe, reinterpret_cast<sockaddr*>(&a), socklen_t(len)) == 0;
         if (probe >= 0) ::close(probe);
-        if (!live) ::unlink(a.sun_path);
+        struct stat st {};
+        if (!live && ::lstat(a.sun_path, &st) == 0) {
+            if (!S_ISSOCK(st.st_mode)) {
+                ::close(d.fd);
+                d.fd = -1;
+                return error = std::string(a.sun_path) +
+                               " exists and is not a socket: it was left as it is (remove it, or "
+                               "choose another KINETO_IPC_SOCKET_DIR)",
+                       false;
+            }
+            ::unlink(a.sun_path);
+        }
     }
     if (::bind(d.fd, reinterpret_cast<sockaddr*>(&a), socklen_t(len)) != 0) {
         const int e = errno;
@@ -362,7 +539,10 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
     }
     if (!d.socketDir.empty()) {
         d.boundPath = a.sun_path;
-        ::chmod(a.sun_path, 0666); // Kineto's clients may run as another user (as dynolog's)
+        // Kineto's clients of another user reach the socket file only when that user is served.
+        const bool othersServed = std::any_of(d.served.begin(), d.served.end(),
+                                              [](uint32_t u) { return u != ::geteuid(); });
+        ::chmod(a.sun_path, othersServed ? 0666 : 0600);
     }
     d.wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (d.wakeFd < 0) {
@@ -444,6 +624,16 @@ void KinetoDaemon::cancelPending() {
 size_t KinetoDaemon::badMessages() const {
     std::lock_guard lock(m_impl->mutex);
     return m_impl->bad;
+}
+
+size_t KinetoDaemon::refusedPolls() const {
+    std::lock_guard lock(m_impl->mutex);
+    return m_impl->refused;
+}
+
+size_t KinetoDaemon::tableSize() const {
+    std::lock_guard lock(m_impl->mutex);
+    return m_impl->processes.size() + m_impl->contexts.size();
 }
 
 std::vector<std::string> KinetoDaemon::problems() const {

@@ -18,12 +18,17 @@
 //
 // Usage: kineto_client [--interval-ms N] [--lifetime-ms N] [--exit-after-trace] [--busy]
 //                      [--old-kineto] [--ctxt GPU] [--config-type N] [--daemon-name NAME]
-//                      [--warmup-ms N] [--step-ms N]
+//                      [--warmup-ms N] [--step-ms N] [--claim-pids P,P...] [--as-uid U]
+//                      [--flood N]
+// The last three play an attacker (docs/security.md): --claim-pids sends these pids instead of
+// its own ancestry; --as-uid drops to that user first (root only); --flood sends N polls, each
+// with another made-up pid and job, as fast as it can, then exits.
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -232,6 +237,8 @@ int main(int argc, char** argv) {
     int intervalMs = 5000, lifetimeMs = 60000, ctxtGpu = -1, configType = 2, warmupMs = 300,
         stepMs = 40;
     bool exitAfterTrace = false, busy = false, oldKineto = false;
+    std::vector<int32_t> claimed;
+    int asUid = -1, flood = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         auto next = [&] { return i + 1 < argc ? std::atoi(argv[++i]) : 0; };
@@ -255,10 +262,28 @@ int main(int argc, char** argv) {
             stepMs = next();
         else if (a == "--daemon-name" && i + 1 < argc)
             g_daemon = argv[++i];
+        else if (a == "--claim-pids" && i + 1 < argc) {
+            // Comma-separated pids; "self" is this process's own.
+            std::string list = argv[++i];
+            for (size_t at = 0; at <= list.size();) {
+                const size_t comma = std::min(list.find(',', at), list.size());
+                const std::string one = list.substr(at, comma - at);
+                claimed.push_back(one == "self" ? int32_t(getpid())
+                                                : int32_t(std::atoi(one.c_str())));
+                at = comma + 1;
+            }
+        } else if (a == "--as-uid")
+            asUid = next();
+        else if (a == "--flood")
+            flood = next();
         else {
             std::fprintf(stderr, "kineto_client: unknown argument %s\n", a.c_str());
             return 2;
         }
+    }
+    if (asUid >= 0 && (::setgid(gid_t(asUid)) != 0 || ::setuid(uid_t(asUid)) != 0)) {
+        std::perror("kineto_client: setuid");
+        return 4;
     }
     g_fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
     sockaddr_un self{};
@@ -267,7 +292,22 @@ int main(int argc, char** argv) {
         std::perror("kineto_client: bind");
         return 3;
     }
-    const std::vector<int32_t> pids = ancestry();
+    const std::vector<int32_t> pids = claimed.empty() ? ancestry() : claimed;
+    if (flood > 0) { // made-up processes and jobs, one poll each, no waiting for answers
+        for (int k = 0; k < flood; ++k) {
+            std::vector<char> req(sizeof(LibkinetoRequest) + sizeof(int32_t));
+            auto* r = reinterpret_cast<LibkinetoRequest*>(req.data());
+            r->type = 2;
+            r->n = 1;
+            r->jobid = k;
+            r->pids[0] = 100000 + k;
+            if (!send("req", req.data(), req.size())) ::usleep(1000);
+            const LibkinetoContext c{k % 8, 200000 + k, k};
+            send("ctxt", &c, sizeof c);
+        }
+        std::printf("flooded %d\n", flood);
+        return 0;
+    }
     const char* slurm = std::getenv("SLURM_JOB_ID");
     const int64_t jobid = slurm ? std::atoll(slurm) : 0;
 

@@ -11,9 +11,11 @@
 #include <QTest>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <thread>
@@ -436,6 +438,203 @@ private Q_SLOTS:
         QVERIFY2(list.contains(QString::number(job.pid())) && list.contains("kineto_client"),
                  qPrintable(list));
     }
+
+    // ---- trust (docs/security.md): who may be served, what is believed, what is read
+
+    void anotherUsersPollIsNotServed() {
+        if (::geteuid() != 0) QSKIP("needs root, to run a client as another user");
+        constexpr uint32_t kNobody = 65534;
+        const std::string name = "stallscope-test-uid-" + std::to_string(getpid());
+        DaemonOptions o;
+        o.name = name;
+        o.socketDirFromEnvironment = false;
+        {
+            KinetoDaemon d;
+            std::string error;
+            QVERIFY2(d.start(o, error), error.c_str());
+            Client other(QString(), {"--interval-ms", "100", "--ctxt", "0", "--as-uid", "65534"},
+                         QString::fromStdString(name));
+            QVERIFY(waitFor([&] { return d.refusedPolls() >= 3; }));
+            QVERIFY(d.processes().empty()); // never listed, never asked for a trace
+            QCOMPARE(d.request({}, "ACTIVITIES_DURATION_MSECS=100"), std::vector<int32_t>{});
+            const auto problems = d.problems();
+            QVERIFY(std::any_of(problems.begin(), problems.end(), [](const std::string& p) {
+                return p.find("of uid 65534, another user: not served (--allow-user 65534") !=
+                       std::string::npos;
+            }));
+            QCOMPARE(d.tableSize(), size_t(0)); // its "ctxt" is not kept either
+            // It got an answer (empty), so its Kineto does not wait.
+            QString out;
+            QVERIFY(waitFor([&] {
+                other.p.waitForReadyRead(10);
+                out += other.output();
+                return out.contains("ctxt ctxt 0");
+            }));
+        }
+        // Served when named.
+        o.allowedUids = {0, kNobody};
+        KinetoDaemon d;
+        std::string error;
+        QVERIFY2(d.start(o, error), error.c_str());
+        Client other(QString(), {"--interval-ms", "100", "--as-uid", "65534"},
+                     QString::fromStdString(name));
+        QVERIFY(waitFor([&] { return d.processes().size() == 1; }));
+        QCOMPARE(d.processes()[0].uid, kNobody);
+        QCOMPARE(d.processes()[0].pid, other.pid());
+    }
+    void aClaimedPidOrAncestryIsNotBelieved() {
+        QTemporaryDir dir;
+        KinetoDaemon d;
+        std::string error;
+        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        // The job a spoofer wants to pass as part of: a process that is no ancestor of it.
+        QProcess job;
+        job.start("/bin/sleep", {"30"});
+        QVERIFY(job.waitForStarted());
+        const QString jobPid = QString::number(job.processId());
+        // Its own pid first, then the job's: the poll is served (it is its own), but as what
+        // /proc says it is.
+        Client spoof(dir.path(), {"--interval-ms", "100", "--claim-pids", "self," + jobPid});
+        // Another process's pid first: not served at all.
+        Client liar(dir.path(), {"--interval-ms", "100", "--claim-pids", jobPid + ",1"});
+        QVERIFY(waitFor([&] { return d.processes().size() == 1 && d.refusedPolls() >= 2; }));
+        const KinetoProcess p = d.processes()[0];
+        QCOMPARE(p.pid, spoof.pid());
+        QCOMPARE(p.ancestry.front(), spoof.pid());
+        QCOMPARE(p.ancestry[1], static_cast<int32_t>(getpid())); // its true parent: this test
+        QVERIFY(std::find(p.ancestry.begin(), p.ancestry.end(), int32_t(job.processId())) ==
+                p.ancestry.end());
+        const auto problems = d.problems();
+        QVERIFY(std::any_of(problems.begin(), problems.end(), [&](const std::string& s) {
+            return s.find("a poll from pid " + std::to_string(liar.pid()) + " claiming to be pid " +
+                          jobPid.toStdString()) == 0;
+        }));
+        // --pid JOB selects nothing: the spoofer is not one of its workers.
+        AttachOptions o;
+        o.pids = {static_cast<int32_t>(job.processId())};
+        o.waitForProcesses = 700ms;
+        const AttachResult r = attachAndTrace(d, o, [](const std::string&) {});
+        QVERIFY(r.traces.empty());
+        QVERIFY(!r.problems.empty() &&
+                r.problems[0].find("with the pids given") != std::string::npos);
+        job.kill();
+        job.waitForFinished();
+    }
+    void floodsStayBounded() {
+        QTemporaryDir dir;
+        KinetoDaemon d;
+        DaemonOptions opts = inFolder(dir);
+        opts.maxProcesses = 2;
+        std::string error;
+        QVERIFY2(d.start(opts, error), error.c_str());
+        // 20,000 polls and registrations, each claiming another process and job.
+        Client flood(dir.path(), {"--flood", "20000"});
+        QVERIFY(flood.p.waitForFinished(60'000));
+        QVERIFY(waitFor([&] { return d.refusedPolls() > 0; }));
+        QVERIFY2(d.tableSize() <= 1, std::to_string(d.tableSize()).c_str()); // its one "ctxt"
+        QVERIFY(d.processes().empty());
+        // The cap: a third real process is refused, and said so.
+        Client a(dir.path(), {"--interval-ms", "100"}), b(dir.path(), {"--interval-ms", "100"});
+        QVERIFY(waitFor([&] { return d.processes().size() == 2; }));
+        Client c(dir.path(), {"--interval-ms", "100"});
+        QVERIFY(waitFor([&] {
+            const auto ps = d.problems();
+            return std::any_of(ps.begin(), ps.end(), [](const std::string& s) {
+                return s.find("more than 2 polling processes") == 0;
+            });
+        }));
+        QCOMPARE(d.processes().size(), size_t(2));
+        // Entries expire: a short keep-alive forgets them once they stop polling.
+        KinetoDaemon e;
+        DaemonOptions short_ = inFolder(dir);
+        short_.name = "short";
+        short_.keepAlive = std::chrono::seconds(1);
+        QVERIFY2(e.start(short_, error), error.c_str());
+        {
+            Client gone(dir.path(), {"--interval-ms", "100", "--ctxt", "0", "--lifetime-ms", "300"},
+                        "short");
+            QVERIFY(waitFor([&] { return e.tableSize() == 2; }));
+            QVERIFY(gone.p.waitForFinished(10'000));
+        }
+        QVERIFY(waitFor([&] { return e.tableSize() == 0; }, 5s));
+    }
+    void traceFilesAreReadOnlyFromTheirOwner() {
+        QTemporaryDir dir;
+        const std::string real = dir.filePath("trace_1.pt.trace.json").toStdString();
+        std::ofstream(real) << "{\"traceEvents\": []}\n";
+        const uint32_t me = ::geteuid();
+        std::string why;
+        int fd = openOwnedTrace(real, me, why);
+        QVERIFY2(fd >= 0, why.c_str());
+        ::close(fd);
+        // A link planted where Kineto's file is expected, to a file only root may read.
+        const std::string secret = dir.filePath("secret").toStdString();
+        std::ofstream(secret) << "{\"root only\": 1}";
+        ::chmod(secret.c_str(), 0600);
+        const std::string planted = dir.filePath("trace_2.pt.trace.json").toStdString();
+        QVERIFY(::symlink(secret.c_str(), planted.c_str()) == 0);
+        QCOMPARE(openOwnedTrace(planted, me, why), -1);
+        QVERIFY2(why.find("is a symbolic link: not read") != std::string::npos, why.c_str());
+        QVERIFY(!traceFileComplete(planted));
+        // collectTraces refuses it and writes nothing.
+        AttachResult r;
+        r.traces.push_back({2, me, "job", planted});
+        std::vector<std::filesystem::path> written;
+        const std::string out = dir.filePath("out.json").toStdString();
+        QVERIFY(collectTraces(r, out, written, error_).empty());
+        QVERIFY2(error_.find("symbolic link") != std::string::npos, error_.c_str());
+        QVERIFY(!QFileInfo::exists(QString::fromStdString(out)));
+        // A file another user wrote (Kineto's default name, planted before the job wrote it).
+        if (me == 0) {
+            const std::string other = dir.filePath("libkineto_activities_3.json").toStdString();
+            std::ofstream(other) << "{\"traceEvents\": []}\n";
+            QVERIFY(::chown(other.c_str(), 65534, 65534) == 0);
+            QCOMPARE(openOwnedTrace(other, 0, why), -1);
+            QVERIFY2(why.find("is owned by uid 65534, not by the traced process's user (uid 0)") !=
+                         std::string::npos,
+                     why.c_str());
+        }
+    }
+    void theTraceFolderIsPrivate() {
+        QTemporaryDir dir;
+        qputenv("KINETO_ONDEMAND_TRACE_DIR", dir.path().toUtf8());
+        KinetoDaemon d;
+        std::string error;
+        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        Client a(dir.path(), {"--interval-ms", "100"});
+        AttachOptions o;
+        o.waitForProcesses = 10s;
+        o.settle = 300ms;
+        o.trace.duration = 100ms;
+        o.traceTimeout = 20s;
+        const AttachResult r = attachAndTrace(d, o, [](const std::string&) {});
+        qunsetenv("KINETO_ONDEMAND_TRACE_DIR");
+        QVERIFY2(r.problems.empty(), r.problems.empty() ? "" : r.problems.front().c_str());
+        QCOMPARE(r.traces.size(), size_t(1));
+        struct stat st {};
+        QVERIFY(::stat(r.traces[0].path.parent_path().c_str(), &st) == 0);
+        QCOMPARE(st.st_mode & 07777, mode_t(0700)); // not 01777: nobody else writes in it
+        QCOMPARE(st.st_uid, ::geteuid());
+        QCOMPARE(r.traces[0].uid, ::geteuid());
+    }
+    void aFileWhereTheSocketGoesIsLeftAlone() {
+        QTemporaryDir dir;
+        const std::string file = dir.filePath("dynolog").toStdString();
+        std::ofstream(file) << "keep me";
+        KinetoDaemon d;
+        std::string error;
+        QVERIFY(!d.start(inFolder(dir), error));
+        QVERIFY2(error.find("exists and is not a socket: it was left as it is") !=
+                     std::string::npos,
+                 error.c_str());
+        std::ifstream in(file);
+        std::string text;
+        std::getline(in, text);
+        QCOMPARE(text, std::string("keep me"));
+    }
+
+private:
+    std::string error_;
 };
 
 QTEST_GUILESS_MAIN(TestKinetoAttach)

@@ -14,6 +14,12 @@
 //  * "req": {int32 configType; int32 n; int64 jobId; int32 pids[n]} (the process and its
 //    ancestors, leaf first), answered with type "req" and the config text (possibly empty);
 //  * "ctxt": {int32 gpu; int32 pid; int64 jobId}, answered with an int32 count.
+//
+// Trust (docs/security.md): nothing a datagram claims about its sender is believed. The
+// kernel's credentials of each datagram (SO_PASSCRED: pid, uid, gid) say who sent it; only
+// processes of the users in DaemonOptions::allowedUids (the invoking user by default, root
+// included) are served; a process's ancestry is read from /proc, not from its poll; the
+// tables are capped and their entries expire.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -94,8 +100,12 @@ std::filesystem::path kinetoTracePath(const std::filesystem::path& logFile, int3
 // ---- the daemon
 
 struct KinetoProcess {
-    int32_t pid = 0;               // the polling process (first of its pids)
-    std::vector<int32_t> ancestry; // as sent: the process, then its ancestors
+    int32_t pid = 0; // the polling process, as the kernel says (its credentials)
+    /// The pid Kineto names its files with: its own view, which differs from `pid` in another
+    /// pid namespace (checked against /proc/<pid>/status NSpid, never just believed).
+    int32_t filePid = 0;
+    uint32_t uid = 0, gid = 0;     // the sender's, from its credentials
+    std::vector<int32_t> ancestry; // from /proc: the process, then its ancestors (as Kineto's)
     int64_t jobId = 0;
     std::string command; // /proc/<pid>/cmdline, "" when not readable
     std::chrono::steady_clock::time_point firstSeen, lastSeen;
@@ -113,7 +123,22 @@ struct DaemonOptions {
     bool socketDirFromEnvironment = true;
     /// Processes silent for longer are forgotten (dynolog: 60 s).
     std::chrono::seconds keepAlive{60};
+    /// The users whose processes are served; empty: the invoking user (geteuid) only. Another
+    /// user's process is answered with no config and counted (refusedPolls()).
+    std::vector<uint32_t> allowedUids;
+    /// At most this many processes and "ctxt" registrations are kept (the oldest silent
+    /// entries expire first; beyond the cap a new one is refused and counted).
+    size_t maxProcesses = 4096;
 };
+
+/// The users a daemon serves: `allowed`, or the invoking user when empty.
+std::vector<uint32_t> servedUids(const std::vector<uint32_t>& allowed);
+/// The process and its ancestors from /proc (leaf first, at most 11, down to pid 2, as
+/// Kineto's getPids); just {pid} when /proc does not tell.
+std::vector<int32_t> procAncestry(int32_t pid);
+/// The pid `pid` has in its own (innermost) pid namespace (/proc/<pid>/status NSpid), or
+/// `pid` when not told.
+int32_t innermostPid(int32_t pid);
 
 /// Serves Kineto's pollers on a thread of its own. processes(), request(), cancelPending() and
 /// the counters may be called from any thread; start() and stop() from one owner.
@@ -143,6 +168,11 @@ public:
     void cancelPending();
     /// Messages that were not understood (counted; the first few kept as text).
     [[nodiscard]] size_t badMessages() const;
+    /// Datagrams from processes not served: another user's, a poll whose pids are not its
+    /// sender's, no credentials, or beyond the table's cap (counted; the first few in problems()).
+    [[nodiscard]] size_t refusedPolls() const;
+    /// Entries in the process and context tables (bounded by maxProcesses each).
+    [[nodiscard]] size_t tableSize() const;
     [[nodiscard]] std::vector<std::string> problems() const;
 
 private:
@@ -166,6 +196,7 @@ struct AttachOptions {
 
 struct AttachedTrace {
     int32_t pid = 0;
+    uint32_t uid = 0; // the traced process's: the file must be owned by it
     std::string command;
     std::filesystem::path path; // the file Kineto wrote
 };
@@ -187,8 +218,9 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& options,
 /// Copies the traces Kineto wrote to `output`: the file itself for one trace (gzip-compressed
 /// when it ends in .gz), else a folder named after it (".pt.trace.json.gz" and the like taken
 /// off) holding pid<PID>.pt.trace.json.gz per process, which Stallscope opens as one session of
-/// ranks. Kineto's files in attachAndTrace's own /tmp folder are removed. Returns what to open
-/// (the file or the folder) and the files written; empty with `error` on failure.
+/// ranks. Each file is read only when owned by its traced process's uid and not a link
+/// (openOwnedTrace). Kineto's files in attachAndTrace's own /tmp folder are removed. Returns what
+/// to open (the file or the folder) and the files written; empty with `error` on failure.
 std::filesystem::path collectTraces(const AttachResult& result, const std::filesystem::path& output,
                                     std::vector<std::filesystem::path>& written,
                                     std::string& error);
@@ -196,5 +228,9 @@ std::filesystem::path collectTraces(const AttachResult& result, const std::files
 /// True when `path` holds a complete JSON trace (ends with '}' after whitespace, does not
 /// grow); Kineto before 2.0 wrote the final name directly.
 bool traceFileComplete(const std::filesystem::path& path);
+
+/// Opens a trace file Kineto wrote for reading, only when it is a regular file (not a link:
+/// O_NOFOLLOW) owned by `uid`; -1 with `why` otherwise. The caller closes it.
+int openOwnedTrace(const std::filesystem::path& path, uint32_t uid, std::string& why);
 
 } // namespace stallscope::capture::kineto
