@@ -1,5 +1,7 @@
 #include "analyze_command.h"
+
 #include "command.h"
+#include "stallscope/base/atomic_file.h"
 
 #include "report_command.h"
 #include "series_text.h"
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 namespace stallscope::cli {
 
@@ -72,12 +75,12 @@ bool parseWindow(const std::string& text, WindowSpec& out) {
 
 namespace {
 
+/// Atomically (a full disk leaves the old file as it was), never through a link or into a
+/// device (base::AtomicFile).
 bool writeFile(const std::string& path, const std::string& text, std::ostream& err) {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << text;
-    f.close();
-    if (!f) {
-        err << "stallscope-cli: cannot write " << path << "\n";
+    std::string error;
+    if (!base::writeFileAtomically(path, text, error)) {
+        err << "stallscope-cli: cannot write " << path << ": " << error << "\n";
         return false;
     }
     return true;
@@ -99,6 +102,16 @@ int writeSummaries(const std::vector<RankDigest>& ranks, const std::string& outp
     std::error_code ec;
     const bool folder = ranks.size() > 1 || std::filesystem::is_directory(output, ec);
     if (folder) std::filesystem::create_directories(output, ec);
+    // Two traces claiming one rank would write one file twice: refused before anything is written.
+    std::map<int64_t, size_t> perRank;
+    for (const RankDigest& r : ranks) ++perRank[r.rank];
+    for (const auto& [rank, n] : perRank)
+        if (folder && n > 1) {
+            err << "stallscope-cli: " << n << " traces claim rank " << rank
+                << ": their summaries would overwrite each other in " << output
+                << "; nothing written (summarise them apart)\n";
+            return 1;
+        }
     for (const RankDigest& r : ranks) {
         const std::string path = folder ? (std::filesystem::path(output) /
                                            ("rank" + std::to_string(r.rank) + ".summary.json"))
@@ -278,6 +291,22 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
                               detailOf[k]->traces.size() > 1
                                   ? e.path + " · rank " + std::to_string(e.rank)
                                   : e.path);
+        // An input cut short (a truncated or damaged file): what follows the cut is missing,
+        // so "no findings" proves nothing. Said always; a gate fails unless told otherwise.
+        const model::Diagnostics& dg = e.trace->diagnostics();
+        const uint64_t cut = dg.count(model::DiagnosticKind::TruncatedInput) +
+                             dg.count(model::DiagnosticKind::CorruptCompression);
+        if (cut) {
+            err << "stallscope-cli: " << e.path
+                << " was cut short (the input ends early or its compression is damaged): the "
+                   "analysis covers only what was read";
+            const bool gated = !options.failOn.empty() || !options.baseline.empty();
+            if (gated && !options.allowTruncated) {
+                err << "; the gate fails (--allow-truncated accepts it)";
+                failed = true;
+            }
+            err << "\n";
+        }
         for (const FailRule& rule : options.failOn)
             for (const Finding& f : a.findings)
                 if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
@@ -346,10 +375,15 @@ int analyzeMain(Args& args, std::ostream& out, std::ostream& err) {
             if (!args.value(v)) return usageError(me, "--fail-on needs KIND[:MIN_PCT],...", err);
             if (!parseFailOn(v, o.failOn, error)) return usageError(me, error, err);
         } else if (a == "--threads") {
-            if (!args.unsignedValue(o.threads))
-                return usageError(me, "--threads needs a number", err);
+            // A bound, not the machine's cores: a thread each is a stack each (100,000 of
+            // them cannot be started).
+            if (!args.unsignedValue(o.threads, kMaxThreads))
+                return usageError(me, "--threads needs a number from 0 (one per core) to 1024",
+                                  err);
         } else if (a == "--baseline") {
             if (!args.value(o.baseline)) return usageError(me, "--baseline needs a trace", err);
+        } else if (a == "--allow-truncated") {
+            o.allowTruncated = true;
         } else if (a == "--max-regression") {
             if (!args.percentValue(o.maxRegressionPct))
                 return usageError(me, "--max-regression needs a percentage", err);
@@ -403,7 +437,7 @@ const Command kAnalyzeCommand{
     "analyze",
     "  analyze [--json] [--ranks] [--window all|steps|hta|STEP] [--device N] [--fail-on "
     "KIND[:MIN_PCT],...]\n"
-    "          [--baseline BEFORE [--max-regression PCT]] PATH...\n"
+    "          [--baseline BEFORE [--max-regression PCT]] [--allow-truncated] PATH...\n"
     "                                        why the GPU is idle: utilisation, idle causes, "
     "findings\n"
     "                                        with their fix; --fail-on exits 3 when a listed "
@@ -413,6 +447,9 @@ const Command kAnalyzeCommand{
     "                                        when step time grew more than PCT % or the GPU idle "
     "share\n"
     "                                        more than PCT points against BEFORE (default 5); "
+    "an\n"
+    "                                        input cut short fails these gates unless\n"
+    "                                        --allow-truncated; "
     "with\n"
     "                                        several ranks (a folder of workers, several files) a\n"
     "                                        cross-rank summary comes first, --ranks prints only "

@@ -24,6 +24,7 @@ struct AnalyzeOptions {
     std::vector<FailRule> failOn;
     std::string baseline;         // --baseline: the regression gate compares PATH with it
     double maxRegressionPct = 5;  // step time %, idle share points
+    bool allowTruncated = false;  // --allow-truncated: a cut input does not fail the gates
     std::vector<std::string> paths;
 };
 

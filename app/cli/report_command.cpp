@@ -10,6 +10,8 @@
 #include "pdf_report.h"
 #endif
 
+#include <filesystem>
+
 namespace stallscope::cli {
 
 bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
@@ -64,6 +66,15 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
         err << "stallscope-cli: cannot tell the format from '" << o.out << "': use " << known
             << " (or .trace.json.gz), or --format\n";
         return 2;
+    }
+    // The report never replaces what it reads.
+    for (const std::string& in : {o.path, o.baseline}) {
+        std::error_code ec;
+        if (!in.empty() && std::filesystem::equivalent(in, o.out, ec) && !ec) {
+            err << "stallscope-cli: " << o.out << " is the input " << in
+                << ": a report never replaces its own trace; choose another -o\n";
+            return 2;
+        }
     }
     reports::ReportOptions ro;
     ro.version = STALLSCOPE_VERSION;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <random>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -35,17 +36,41 @@ bool AtomicFile::fail(const std::string& what) {
     return false;
 }
 
+namespace {
+std::string notARegularFile(const fs::path& target, mode_t mode) {
+    const char* what = S_ISLNK(mode)    ? "a symbolic link"
+                       : S_ISDIR(mode)  ? "a folder"
+                       : S_ISCHR(mode)  ? "a character device"
+                       : S_ISBLK(mode)  ? "a block device"
+                       : S_ISFIFO(mode) ? "a FIFO"
+                       : S_ISSOCK(mode) ? "a socket"
+                                        : "not a regular file";
+    return target.string() + " is " + what +
+           ", not a regular file: it was left as it is (reports go to regular files or new "
+           "paths; -o - writes to standard output)";
+}
+} // namespace
+
+std::string outputTargetProblem(const fs::path& target) {
+    // What is there already: only a regular file is replaced (a device, FIFO, socket or
+    // folder never; a link neither, since the rename would replace the link, not its file).
+    struct stat existing {};
+    if (::lstat(target.c_str(), &existing) != 0) return {};
+    if (!S_ISREG(existing.st_mode)) return notARegularFile(target, existing.st_mode);
+    // Read-only for us, or marked read-only at all (root may write anything; the mark is
+    // still the user's wish).
+    if (::access(target.c_str(), W_OK) != 0 || (existing.st_mode & 0222) == 0)
+        return target.string() + " is read-only; it was left as it was";
+    return {};
+}
+
 bool AtomicFile::open(const fs::path& target, Compression compression) {
     m_target = target;
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::error_code ec;
-    // Read-only for us, or marked read-only at all (root may write anything; the mark is
-    // still the user's wish).
-    if (fs::exists(target, ec) &&
-        (::access(target.c_str(), W_OK) != 0 ||
-         (fs::status(target, ec).permissions() & (fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write)) ==
-             fs::perms::none))
-        return fail(target.string() + " is read-only; it was left as it was");
+    if (std::string problem = outputTargetProblem(target); !problem.empty()) return fail(problem);
+    struct stat existing {};
+    const bool exists = ::lstat(target.c_str(), &existing) == 0;
     if (!fs::is_directory(dir, ec)) return fail("no such folder: " + dir.string());
     std::random_device rd;
     for (int attempt = 0; attempt < 8 && !m_file; ++attempt) {
@@ -53,7 +78,16 @@ bool AtomicFile::open(const fs::path& target, Compression compression) {
         name += target.filename().string();
         name += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
         m_tmp = dir / name;
-        const int fd = ::open(m_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        // A name nobody else chose (O_EXCL), never through a link (O_NOFOLLOW); a file that is
+        // replaced keeps its permissions (and, for root, its owner).
+        const int fd =
+            ::open(m_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+        if (fd >= 0 && exists) {
+            ::fchmod(fd, existing.st_mode & 07777);
+            if (::geteuid() == 0 && ::fchown(fd, existing.st_uid, existing.st_gid) != 0) {
+                // best effort: the permissions are kept either way
+            }
+        }
         if (fd >= 0) m_file = ::fdopen(fd, "wb");
         else if (errno != EEXIST) {
             const std::string why = std::strerror(errno);

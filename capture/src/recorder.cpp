@@ -3,6 +3,7 @@
 #include "recorder_impl.h"
 #include "socket_io.h"
 
+#include "stallscope/base/atomic_file.h"
 #include "stallscope/base/json_writer.h"
 
 #include <cerrno>
@@ -81,8 +82,8 @@ bool Recording::startOrExplain(const RecordOptions& options, std::string& error)
         return false;
     }
     std::error_code ec;
-    if (std::filesystem::exists(options.output, ec) && ::access(options.output.c_str(), W_OK) != 0) {
-        error = "cannot write " + options.output.string() + ": the file exists and is read-only";
+    if (std::string problem = base::outputTargetProblem(options.output); !problem.empty()) {
+        error = "cannot write " + options.output.string() + ": " + problem;
         return false;
     }
     d.options = options;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace stallscope::capture {
@@ -43,7 +44,22 @@ base::Status CaptureSession::open() {
     auto failed = [](std::string what) {
         return base::Error{base::ErrorKind::Unwritable, std::move(what)};
     };
-    d.logFd = ::open(d.logPath.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // A new file, never through a link (O_EXCL | O_NOFOLLOW). One left by an earlier run that
+    // died is ours to replace only when it is a regular file of this user.
+    const int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    d.logFd = ::open(d.logPath.c_str(), flags, 0644);
+    if (d.logFd < 0 && errno == EEXIST) {
+        struct stat st {};
+        if (::lstat(d.logPath.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            st.st_uid == ::geteuid()) {
+            ::unlink(d.logPath.c_str());
+            d.logFd = ::open(d.logPath.c_str(), flags, 0644);
+        } else {
+            return failed(
+                d.logPath.string() +
+                " exists and is not a regular file of this user (a link?): it was left as it is");
+        }
+    }
     if (d.logFd < 0)
         return failed("cannot create " + d.logPath.string() + ": " + detail::errnoText(errno));
     d.baseNs = realtimeNs() / 1000 * 1000;

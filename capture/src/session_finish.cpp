@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace stallscope::capture {
@@ -207,10 +208,12 @@ bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::pa
         std::filesystem::remove(log, ec);
         return true;
     }
-    if (std::filesystem::exists(output, ec) && ::access(output.c_str(), W_OK) != 0) {
-        error = "the file exists and is read-only";
+    if (std::string problem = base::outputTargetProblem(output); !problem.empty()) {
+        error = problem;
         return false;
     }
+    // A file replaced keeps its permissions.
+    if (struct stat st{}; ::stat(output.c_str(), &st) == 0) ::fchmod(fd, st.st_mode & 07777);
     if (std::rename(log.c_str(), output.c_str()) == 0) return true;
     const int err = errno;
     if (err != EXDEV) {

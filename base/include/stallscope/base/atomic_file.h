@@ -2,7 +2,9 @@
 // Writes a file atomically: the bytes go to a temporary file next to the target, which is
 // flushed, synced and renamed over the target only on commit(). A failed or abandoned
 // export therefore never leaves a half-written file in place of a good one. A target that
-// exists and is read-only is refused (the rename would otherwise replace it).
+// exists and is read-only, or is not a regular file (a device, FIFO, socket, folder or link),
+// is refused (the rename would otherwise replace it); the temporary file is created O_EXCL |
+// O_NOFOLLOW, and a file replaced keeps its permissions (docs/security.md).
 #include "stallscope/base/result.h"
 
 #include <cstdio>
@@ -43,6 +45,11 @@ private:
     std::string m_error;
     bool m_failed = false, m_committed = false;
 };
+
+/// Why `target` may not be written, or "" when it may: an output is a new path or an existing
+/// regular file that is not read-only; a device, FIFO, socket, folder or symbolic link is
+/// never replaced (AtomicFile::open checks it; so do the writers that rename a file there).
+std::string outputTargetProblem(const std::filesystem::path& target);
 
 /// The whole of `bytes` written atomically to `target`; false with `error` set on failure.
 bool writeFileAtomically(const std::filesystem::path& target, std::string_view bytes, std::string& error,
