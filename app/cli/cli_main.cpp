@@ -3,6 +3,7 @@
 #include "command.h"
 #include "record_command.h"
 #include "stallscope/base/huge_pages.h"
+#include "terminal_filter.h"
 
 #include <unistd.h>
 
@@ -61,6 +62,7 @@ std::string outputExtension(const std::string& cmd, const std::vector<std::strin
 
 int main(int argc, char** argv) {
     stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
+    filterTerminalOutput();             // other people's bytes never drive the terminal
     // -q / --quiet before the command word (after it, the words are the command's, and a
     // recorded program's own -q stays its own).
     std::vector<std::string> all;

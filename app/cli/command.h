@@ -10,6 +10,9 @@
 
 namespace stallscope::cli {
 
+/// The most --threads a command takes.
+inline constexpr unsigned kMaxThreads = 1024;
+
 /// A command's arguments, read front to back. Typed readers return false when the value is
 /// missing or malformed; the command then reports a usage error.
 class Args {
@@ -17,10 +20,10 @@ public:
     explicit Args(std::vector<std::string> args) : m_args(std::move(args)) {}
     [[nodiscard]] bool more() const { return m_next < m_args.size(); }
     std::string take() { return m_args[m_next++]; }
-    bool value(std::string& out);      // the next argument, whatever it is
-    bool unsignedValue(unsigned& out); // "4"
-    bool intValue(int& out);           // "-1", "0"
-    bool percentValue(double& out);    // a number >= 0: "5", "2.5"
+    bool value(std::string& out); // the next argument, whatever it is
+    bool unsignedValue(unsigned& out, unsigned max = 999999999); // "4", at most max
+    bool intValue(int& out);                                     // "-1", "0"
+    bool percentValue(double& out);                              // a number >= 0: "5", "2.5"
     [[nodiscard]] const std::vector<std::string>& all() const { return m_args; }
     [[nodiscard]] size_t position() const { return m_next; }
 

@@ -124,12 +124,14 @@ bool Args::value(std::string& out) {
     return true;
 }
 
-bool Args::unsignedValue(unsigned& out) {
+bool Args::unsignedValue(unsigned& out, unsigned max) {
     std::string v;
     if (!value(v) || v.empty() || v.find_first_not_of("0123456789") != std::string::npos ||
         v.size() > 9)
         return false;
-    out = static_cast<unsigned>(std::stoul(v));
+    const unsigned long n = std::stoul(v);
+    if (n > max) return false;
+    out = static_cast<unsigned>(n);
     return true;
 }
 

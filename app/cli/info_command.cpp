@@ -259,8 +259,11 @@ int infoMain(Args& args, std::ostream& out, std::ostream& err) {
         if (a == "--json")
             o.json = true;
         else if (a == "--threads") {
-            if (!args.unsignedValue(o.threads))
-                return usageError(kInfoCommand, "--threads needs a number", err);
+            // A bound, not the machine's cores: a thread each is a stack each (100,000 of
+            // them cannot be started).
+            if (!args.unsignedValue(o.threads, kMaxThreads))
+                return usageError(kInfoCommand,
+                                  "--threads needs a number from 0 (one per core) to 1024", err);
         } else if (a.size() > 1 && a[0] == '-')
             return usageError(kInfoCommand, "unknown option " + a, err);
         else

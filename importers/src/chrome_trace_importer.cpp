@@ -359,7 +359,8 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     auto cancelled = [&] { return options.cancel && options.cancel->load(std::memory_order_relaxed); };
     // A plain file's size tells its model's size before anything is read.
     const uint64_t budget = options.memoryBudgetBytes;
-    if (budget && !gzip && stream.inputTotal() > 0) {
+    // (Not for one rank's read of a file of several ranks: the file's size is all of them.)
+    if (budget && !gzip && stream.inputTotal() > 0 && !options.pids) {
         const auto need = static_cast<uint64_t>(double(stream.inputTotal()) * kPeakBytesPerTextByte);
         if (need > budget) return overBudget(need, budget, "this trace (" + formatMemory(stream.inputTotal()) + " of JSON)");
     }

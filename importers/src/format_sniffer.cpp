@@ -29,12 +29,32 @@ InputFormat sniffPath(const std::filesystem::path& path, std::string* error) {
         return InputFormat::Missing;
     }
     if (std::filesystem::is_directory(st)) return InputFormat::Directory;
+    if (std::string why = notAFileMessage(path, st); !why.empty()) {
+        if (error) *error = why;
+        return InputFormat::Missing;
+    }
     auto probe = ContentProbe::ofFile(path);
     if (!probe) {
         if (error) *error = probe.error().message;
         return InputFormat::Missing;
     }
     return formatOf(probe.value());
+}
+
+std::string notAFileMessage(const std::filesystem::path& path,
+                            const std::filesystem::file_status& st) {
+    using std::filesystem::file_type;
+    const char* what = nullptr;
+    switch (st.type()) {
+    case file_type::fifo: what = "a FIFO"; break;
+    case file_type::socket: what = "a socket"; break;
+    case file_type::character: what = "a character device"; break;
+    case file_type::block: what = "a block device"; break;
+    default: return {};
+    }
+    // Reading one could wait forever (a FIFO nobody writes) or never end (/dev/zero).
+    return path.string() + " is " + what +
+           ", not a file: traces are read from files and folders (standard input: -)";
 }
 
 const char* inputFormatName(InputFormat f) {

@@ -5,6 +5,7 @@
 
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
+#include "stallscope/importers/format_sniffer.h"
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/tensorboard_folder.h"
@@ -24,6 +25,8 @@ Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, con
         return Error{ErrorKind::NotFound, path.string() + ": no such file or folder", UINT64_MAX};
     if (fs::is_directory(st))
         return Error{ErrorKind::UnknownFormat, path.string() + " is a folder, not a trace file", UINT64_MAX};
+    if (std::string why = notAFileMessage(path, st); !why.empty())
+        return Error{ErrorKind::Unreadable, std::move(why), UINT64_MAX};
     // The format from the content (never the name): the table says how to read it, or what
     // the file is and what to do when Stallscope recognises it without reading it.
     auto probe = ContentProbe::ofFile(path);
@@ -70,15 +73,36 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
         session.sourceKind = "file";
         // Several ranks in one file: each rank imported on its own (its processes only), so
         // every rank is analysed apart and compared, as the ranks of a folder are.
-        if (RanksInFile inFile = ranksInOneTrace(*r.value()); inFile.ranks.size() >= 2) {
+        RanksInFile inFile = ranksInOneTrace(*r.value());
+        if (inFile.ranks.size() > kMaxRanksInOneFile) {
+            // Each rank is a read of the whole file: thousands of them would take the file's
+            // time (and its tables' memory) thousands of times. Shown as one trace, and said.
+            session.notes.push_back(std::to_string(inFile.ranks.size()) + " ranks in one file (" +
+                                    inFile.evidence + "), more than the " +
+                                    std::to_string(kMaxRanksInOneFile) +
+                                    " Stallscope splits a file into: shown as one trace");
+        } else if (inFile.ranks.size() >= 2) {
             r.value().reset();
             session.notes.push_back(inFile.evidence);
+            uint64_t used = 0; // the ranks read so far share the memory budget
             for (const RankGroup& g : inFile.ranks) {
+                if (options.cancel && options.cancel->load())
+                    return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
                 ImportOptions o = options;
                 o.pids = g.pids;
                 o.partial = nullptr; // the first pass showed the whole file progressively
+                if (o.memoryBudgetBytes) {
+                    if (used >= o.memoryBudgetBytes)
+                        return Error{ErrorKind::OverMemoryBudget,
+                                     path.string() + ": the first " + std::to_string(session.traces.size()) +
+                                         " of its " + std::to_string(inFile.ranks.size()) + " ranks already take " +
+                                         formatMemory(used) + ", the memory budget",
+                                     UINT64_MAX};
+                    o.memoryBudgetBytes -= used;
+                }
                 auto one = importFile(path, o);
                 if (!one) return one.error();
+                used += one.value()->memoryBytes();
                 session.traces.push_back(
                     {one.value(), path.filename().string(), path.string(), g.rank, 0});
             }

@@ -9,6 +9,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <pty.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string_view>
+
 class TestCli : public QObject {
     Q_OBJECT
     QString cli() const { return qEnvironmentVariable("STALLSCOPE_CLI"); }
@@ -30,6 +38,7 @@ private Q_SLOTS:
         QCOMPARE(run({"info"}), 2);
         QCOMPARE(run({"info", "--bogus", sample()}), 2);
         QCOMPARE(run({"info", "--threads", "four", sample()}), 2);
+        QCOMPARE(run({"info", "--threads", "100000", sample()}), 2); // bounded, not an abort
         QCOMPARE(run({"analyze", "--device"}), 2);
         QCOMPARE(run({"analyze", "--max-regression", "-3", sample()}), 2);
         QCOMPARE(run({"report", sample()}), 2); // no -o
@@ -99,6 +108,14 @@ private Q_SLOTS:
         QCOMPARE(run({"info", "/nonexistent.json"}, nullptr, &err), 1);
         QVERIFY(err.contains("no such file"));
         QTemporaryDir dir;
+        // A FIFO nobody writes would block the read forever; a device never ends: refused.
+        const QString fifo = dir.filePath("in.json");
+        QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+        for (const QString& path : {fifo, QString("/dev/zero")}) {
+            QCOMPARE(run({"analyze", path}, nullptr, &err), 1);
+            QVERIFY2(err.contains(", not a file: traces are read from files and folders"),
+                     err.constData());
+        }
         QFile f(dir.filePath("bad.json"));
         QVERIFY(f.open(QIODevice::WriteOnly));
         f.write("{\"traceEvents\": 5}");
@@ -270,6 +287,136 @@ private Q_SLOTS:
         QFile md(dir.filePath("diff.md"));
         QVERIFY(md.open(QIODevice::ReadOnly));
         QVERIFY(md.readAll().contains("**fixed**"));
+    }
+
+    // ---- docs/security.md: outputs never replace what they are not; terminals see no controls
+
+    void outputsNeverReplaceWhatTheyAreNot() {
+        QTemporaryDir dir;
+        const QString fifo = dir.filePath("fifo"), link = dir.filePath("link.html"),
+                      target = dir.filePath("target"), device = dir.filePath("null");
+        QVERIFY(::mkfifo(fifo.toLocal8Bit().constData(), 0600) == 0);
+        {
+            QFile t(target);
+            QVERIFY(t.open(QIODevice::WriteOnly));
+            t.write("precious");
+        }
+        QVERIFY(QFile::link(target, link));
+        QStringList refused = {fifo, link};
+        if (::geteuid() == 0 &&
+            ::mknod(device.toLocal8Bit().constData(), S_IFCHR | 0666, makedev(1, 3)) == 0)
+            refused << device; // as `report -o /dev/null` as root, on a node of our own
+        QByteArray out, err;
+        for (const QString& o : refused) {
+            struct stat before {};
+            QVERIFY(::lstat(o.toLocal8Bit().constData(), &before) == 0);
+            QCOMPARE(run({"report", "--format", "html", "-o", o, sample()}, &out, &err), 1);
+            QVERIFY2(err.contains("not a regular file: it was left as it is"), err.constData());
+            QCOMPARE(run({"analyze", "--summary", "-o", o, sample()}, &out, &err), 1);
+            QVERIFY2(err.contains("not a regular file"), err.constData());
+            QCOMPARE(run({"record", "--fake-source", "--duration", "0.2", "-o", o}, &out, &err), 1);
+            QVERIFY2(err.contains("not a regular file"), err.constData());
+            struct stat after {};
+            QVERIFY(::lstat(o.toLocal8Bit().constData(), &after) == 0);
+            QCOMPARE(after.st_mode, before.st_mode);
+            QCOMPARE(after.st_ino, before.st_ino);
+        }
+        QFile t(target);
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        QCOMPARE(t.readAll(), QByteArray("precious"));
+        // The record's partial file planted as a link: refused, not followed.
+        const QString planted = dir.filePath("rec.json.partial.json");
+        QVERIFY(QFile::link(target, planted));
+        QVERIFY(
+            run({"record", "--fake-source", "--duration", "0.2", "-o", dir.filePath("rec.json")},
+                &out, &err) != 0);
+        QVERIFY2(err.contains("is not a regular file of this user"), err.constData());
+        QVERIFY(t.seek(0));
+        QCOMPARE(t.readAll(), QByteArray("precious"));
+
+        // A report never replaces its own input.
+        const QString copy = dir.filePath("mine.pt.trace.json.gz");
+        QVERIFY(QFile::copy(sample(), copy));
+        const qint64 size = QFileInfo(copy).size();
+        QCOMPARE(run({"report", "--format", "html", "-o", copy, copy}, &out, &err), 2);
+        QVERIFY2(err.contains("a report never replaces its own trace"), err.constData());
+        QCOMPARE(QFileInfo(copy).size(), size);
+
+        // A 0600 report rewritten stays 0600.
+        const QString priv = dir.filePath("private.md");
+        QCOMPARE(run({"report", "-o", priv, sample()}, &out, &err), 0);
+        QVERIFY(QFile::setPermissions(priv, QFileDevice::ReadOwner | QFileDevice::WriteOwner));
+        QCOMPARE(run({"report", "-o", priv, sample()}, &out, &err), 0);
+        struct stat st {};
+        QVERIFY(::stat(priv.toLocal8Bit().constData(), &st) == 0);
+        QCOMPARE(st.st_mode & 07777, mode_t(0600));
+
+        // Two traces claiming one rank: refused before anything is written.
+        const QString shared = qEnvironmentVariable("STALLSCOPE_SHARED_TRACES");
+        const QString rank0 = shared + "/param-dlrm-8rank/rank0.pt.trace.json";
+        if (!QFileInfo::exists(rank0)) return;
+        QDir(dir.path()).mkdir("twice");
+        QVERIFY(QFile::copy(rank0, dir.filePath("twice/a.pt.trace.json")));
+        QVERIFY(QFile::copy(rank0, dir.filePath("twice/b.pt.trace.json")));
+        QCOMPARE(run({"analyze", "--summary", "-o", dir.filePath("sums"), dir.filePath("twice")},
+                     &out, &err),
+                 1);
+        QVERIFY2(err.contains("2 traces claim rank 0") && err.contains("nothing written"),
+                 err.constData());
+        QVERIFY(QDir(dir.filePath("sums")).entryList({"*.summary.json"}).isEmpty());
+    }
+
+    void terminalsNeverSeeControlCharacters() {
+        // A trace whose names carry escape sequences (retitle the terminal, 8-bit CSI).
+        QTemporaryDir dir;
+        const QString trace = dir.filePath("esc.json");
+        {
+            QFile f(trace);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            // (No raw string literal: the moc of Qt 6.4 finds no class after one.)
+            f.write("{\"traceEvents\": [\n"
+                    "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+                    "\"aten::mm\\u001b]0;owned\\u0007\\u009b31m\", "
+                    "\"pid\": 1, \"tid\": 1, \"ts\": 0, \"dur\": 50},\n"
+                    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\\u001b[2J\", \"pid\": "
+                    "0, \"tid\": 7, "
+                    "\"ts\": 10, \"dur\": 30, \"args\": {\"device\": 0, \"stream\": 7}}\n"
+                    "], \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\\u001b[1m\", "
+                    "\"totalGlobalMem\": 1}]}");
+        }
+        const QByteArray cliPath = cli().toLocal8Bit(), tracePath = trace.toLocal8Bit();
+        for (const char* command : {"info", "analyze"}) {
+            // Through a pipe: the bytes as they are (the escape is there to be filtered).
+            QByteArray piped;
+            run({command, trace}, &piped);
+            // Through a terminal: filtered.
+            int master = -1;
+            const pid_t child = ::forkpty(&master, nullptr, nullptr, nullptr);
+            QVERIFY(child >= 0);
+            if (child == 0) {
+                ::execl(cliPath.constData(), cliPath.constData(), command, tracePath.constData(),
+                        static_cast<char*>(nullptr));
+                ::_exit(127);
+            }
+            QByteArray tty;
+            char buf[4096];
+            for (;;) {
+                const ssize_t n = ::read(master, buf, sizeof buf);
+                if (n <= 0) break; // EIO once the child has gone
+                tty.append(buf, int(n));
+            }
+            ::close(master);
+            int status = 0;
+            ::waitpid(child, &status, 0);
+            QVERIFY2(tty.size() > 40, tty.constData()); // it printed, to the terminal
+            if (std::string_view(command) == "info")    // the device name, its ESC made '?'
+                QVERIFY2(tty.contains("GPU?[1m"), tty.constData());
+            QVERIFY2(!tty.contains('\x1b'), tty.toHex().constData());
+            QVERIFY2(!tty.contains('\x07'), tty.toHex().constData());
+            QVERIFY2(!tty.contains("\xc2\x9b"), tty.toHex().constData());
+            if (std::string_view(command) == "info") // a pipe gets the bytes as they are
+                QVERIFY2(piped.contains("GPU\x1b[1m"), piped.constData());
+        }
     }
 };
 

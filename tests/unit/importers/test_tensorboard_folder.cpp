@@ -2,6 +2,7 @@
 // several ranks in one file.
 #include "test_support.h"
 
+#include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/tensorboard_folder.h"
 
@@ -119,6 +120,51 @@ private Q_SLOTS:
                 if (p.gpuDevice >= 0) device = p.gpuDevice;
             if (k == 1) QCOMPARE(device, device1);
         }
+    }
+
+    void aFileOfThousandsOfRanksIsOneTraceAndABudgetBindsTheRanks() {
+        // Each rank of a file is a read of the whole file: 600 "RANK n" processes would be 600
+        // reads (a 3.7 MB file of 20,000 once took 12 GB). More than kMaxRanksInOneFile: one
+        // trace, and a note that says why.
+        QTemporaryDir dir;
+        std::string events;
+        constexpr int kRanks = int(importers::kMaxRanksInOneFile) + 88;
+        for (int k = 0; k < kRanks; ++k) {
+            if (k) events += ",";
+            events += rankEvents(std::to_string(100 + k), std::to_string(100000 + k), 10 + k) +
+                      ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(100 + k) +
+                      ", \"args\": {\"name\": \"RANK " + std::to_string(k) + " - CPU\"}}";
+        }
+        const fs::path file = fs::path(dir.path().toStdString()) / "many.json";
+        test::writeFile(file, merged(events));
+        auto r = importers::importPath(file);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        QCOMPARE(r.value().traces.size(), size_t(1));
+        QCOMPARE(r.value().notes.size(), size_t(1));
+        QVERIFY2(r.value().notes[0].find(std::to_string(kRanks) + " ranks in one file") == 0,
+                 r.value().notes[0].c_str());
+        QVERIFY(r.value().notes[0].find("shown as one trace") != std::string::npos);
+
+        // Two ranks: split within an ample budget; below what the file needs, refused with
+        // the sizes, not read rank after rank past it.
+        const fs::path two = fs::path(dir.path().toStdString()) / "two.json";
+        std::string big;
+        for (int k = 0; k < 2; ++k)
+            for (int i = 0; i < 20000; ++i)
+                big += (big.empty() ? "" : ",") + rankEvents(k ? "1059811" : "59811",
+                                                              k ? "1000003" : "3", 10 + 10 * i);
+        test::writeFile(two, merged(big));
+        auto whole = importers::importPath(two);
+        QVERIFY(whole && whole.value().traces.size() == 2);
+        importers::ImportOptions o;
+        o.memoryBudgetBytes = uint64_t(1) << 34;
+        auto ample = importers::importPath(two, o);
+        QVERIFY(ample && ample.value().traces.size() == 2);
+        o.memoryBudgetBytes = whole.value().traces[0].trace->memoryBytes() * 3 / 2;
+        auto bounded = importers::importPath(two, o);
+        QVERIFY(!bounded);
+        QCOMPARE(bounded.error().kind, importers::ErrorKind::OverMemoryBudget);
+        QVERIFY2(bounded.error().message.find("memory") != std::string::npos, bounded.error().message.c_str());
     }
 
     void workersBecomeRanksAndSpansStayOrdered() {

@@ -31,6 +31,11 @@ enum class InputFormat {
 /// such content is Sqlite).
 InputFormat sniffBytes(std::string_view firstBytes);
 InputFormat sniffPath(const std::filesystem::path& path, std::string* error = nullptr);
+/// Why `path` (of status `st`, links followed) is not read at all: a FIFO, socket or device
+/// ("" for a regular file or a folder).
+std::string notAFileMessage(const std::filesystem::path& path,
+                            const std::filesystem::file_status& st);
+
 const char* inputFormatName(InputFormat f);
 
 } // namespace stallscope::importers

@@ -30,4 +30,8 @@ struct RanksInFile {
 
 RanksInFile ranksInOneTrace(const model::Trace& trace);
 
+/// importPath splits a file into its ranks (each a filtered read of the whole file, within one
+/// memory budget) only up to this many; a file claiming more is shown as one trace, with a note.
+inline constexpr size_t kMaxRanksInOneFile = 512;
+
 } // namespace stallscope::importers
