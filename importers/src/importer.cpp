@@ -93,11 +93,12 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
                 o.partial = nullptr; // the first pass showed the whole file progressively
                 if (o.memoryBudgetBytes) {
                     if (used >= o.memoryBudgetBytes)
-                        return Error{ErrorKind::OverMemoryBudget,
-                                     path.string() + ": the first " + std::to_string(session.traces.size()) +
-                                         " of its " + std::to_string(inFile.ranks.size()) + " ranks already take " +
-                                         formatMemory(used) + ", the memory budget",
-                                     UINT64_MAX};
+                        return Error{
+                            ErrorKind::OverMemoryBudget,
+                            path.string() + ": the first " + std::to_string(session.traces.size()) +
+                                " of its " + std::to_string(inFile.ranks.size()) +
+                                " ranks already take " + formatMemory(used) + ", the memory budget",
+                            UINT64_MAX};
                     o.memoryBudgetBytes -= used;
                 }
                 auto one = importFile(path, o);

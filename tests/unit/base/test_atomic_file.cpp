@@ -51,8 +51,10 @@ private Q_SLOTS:
 
     void refusesWhatIsNotARegularFile() {
         QTemporaryDir dir;
-        const fs::path fifo = dir.filePath("fifo").toStdString(), folder = dir.filePath("folder").toStdString(),
-                       target = dir.filePath("target").toStdString(), link = dir.filePath("link").toStdString();
+        const fs::path fifo = dir.filePath("fifo").toStdString(),
+                       folder = dir.filePath("folder").toStdString(),
+                       target = dir.filePath("target").toStdString(),
+                       link = dir.filePath("link").toStdString();
         QVERIFY(::mkfifo(fifo.c_str(), 0600) == 0);
         fs::create_directory(folder);
         std::ofstream(target) << "precious";
@@ -117,7 +119,8 @@ private Q_SLOTS:
         // The same name planted as a link before a second write: refused by O_EXCL, not followed.
         QVERIFY(::symlink(victim.c_str(), tmp.c_str()) == 0);
         std::string error;
-        QVERIFY2(writeFileAtomically(dir.filePath("out.json").toStdString(), "more", error), error.c_str());
+        QVERIFY2(writeFileAtomically(dir.filePath("out.json").toStdString(), "more", error),
+                 error.c_str());
         QCOMPARE(readAll(victim), std::string("keep"));
     }
 

@@ -2,8 +2,8 @@
 // several ranks in one file.
 #include "test_support.h"
 
-#include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/tensorboard_folder.h"
 
 #include <QTemporaryDir>
@@ -131,9 +131,10 @@ private Q_SLOTS:
         constexpr int kRanks = int(importers::kMaxRanksInOneFile) + 88;
         for (int k = 0; k < kRanks; ++k) {
             if (k) events += ",";
-            events += rankEvents(std::to_string(100 + k), std::to_string(100000 + k), 10 + k) +
-                      ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(100 + k) +
-                      ", \"args\": {\"name\": \"RANK " + std::to_string(k) + " - CPU\"}}";
+            events +=
+                rankEvents(std::to_string(100 + k), std::to_string(100000 + k), 10 + k) +
+                ",{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(100 + k) +
+                ", \"args\": {\"name\": \"RANK " + std::to_string(k) + " - CPU\"}}";
         }
         const fs::path file = fs::path(dir.path().toStdString()) / "many.json";
         test::writeFile(file, merged(events));
@@ -151,8 +152,8 @@ private Q_SLOTS:
         std::string big;
         for (int k = 0; k < 2; ++k)
             for (int i = 0; i < 20000; ++i)
-                big += (big.empty() ? "" : ",") + rankEvents(k ? "1059811" : "59811",
-                                                              k ? "1000003" : "3", 10 + 10 * i);
+                big += (big.empty() ? "" : ",") +
+                       rankEvents(k ? "1059811" : "59811", k ? "1000003" : "3", 10 + 10 * i);
         test::writeFile(two, merged(big));
         auto whole = importers::importPath(two);
         QVERIFY(whole && whole.value().traces.size() == 2);
@@ -164,7 +165,8 @@ private Q_SLOTS:
         auto bounded = importers::importPath(two, o);
         QVERIFY(!bounded);
         QCOMPARE(bounded.error().kind, importers::ErrorKind::OverMemoryBudget);
-        QVERIFY2(bounded.error().message.find("memory") != std::string::npos, bounded.error().message.c_str());
+        QVERIFY2(bounded.error().message.find("memory") != std::string::npos,
+                 bounded.error().message.c_str());
     }
 
     void workersBecomeRanksAndSpansStayOrdered() {
