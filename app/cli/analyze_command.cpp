@@ -183,7 +183,7 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     bool failed = false;
     JsonWriter w(true);
     workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
     lo.threads = options.threads;
     lo.analysis = options.analysis;
     // A folder's ranks for --ranks or --summary: rank by rank, never holding all the traces

@@ -3,6 +3,7 @@
 #include "command.h"
 #include "record_command.h"
 #include "stallscope/base/huge_pages.h"
+#include "stallscope/importers/memory_budget.h"
 #include "terminal_filter.h"
 
 #include <unistd.h>
@@ -40,11 +41,39 @@ struct StdStreams {
         if (::isatty(STDIN_FILENO))
             return error = "- reads a trace from standard input, which is a terminal", false;
         if (!makeDir()) return error = "cannot create a temporary folder", false;
-        std::string data((std::istreambuf_iterator<char>(std::cin)),
-                         std::istreambuf_iterator<char>());
-        const bool gz = data.size() >= 2 && uint8_t(data[0]) == 0x1f && uint8_t(data[1]) == 0x8b;
+        // Copied to a file in chunks (never held whole), up to what the memory budget could
+        // open: `analyze - < /dev/zero` ends with a message, not with the disk or the OOM killer.
+        const uint64_t budget = stallscope::importers::defaultMemoryBudget();
+        const uint64_t limit =
+            budget ? uint64_t(double(budget) / stallscope::importers::kPeakBytesPerTextByte)
+                   : uint64_t(64) << 30;
+        const std::filesystem::path raw = dir / "stdin";
+        std::ofstream f(raw, std::ios::binary);
+        std::string chunk(1 << 20, '\0');
+        uint64_t total = 0;
+        unsigned char head[2] = {0, 0};
+        while (std::cin) {
+            std::cin.read(chunk.data(), std::streamsize(chunk.size()));
+            const auto n = static_cast<size_t>(std::cin.gcount());
+            if (n == 0) break;
+            for (size_t i = 0; i < n && total + i < 2; ++i) head[total + i] = uint8_t(chunk[i]);
+            total += n;
+            if (total > limit)
+                return error =
+                           "standard input passed " + stallscope::importers::formatMemory(limit) +
+                           ", more than the memory budget could open (STALLSCOPE_MEMORY_BUDGET): "
+                           "save the trace to a file",
+                       false;
+            if (!f.write(chunk.data(), std::streamsize(n)))
+                return error = "cannot save standard input to " + raw.string() + " (disk full?)",
+                       false;
+        }
+        f.close();
+        const bool gz = total >= 2 && head[0] == 0x1f && head[1] == 0x8b;
         input = dir / (gz ? "stdin.json.gz" : "stdin.json");
-        std::ofstream(input, std::ios::binary).write(data.data(), std::streamsize(data.size()));
+        std::error_code ec;
+        std::filesystem::rename(raw, input, ec);
+        if (ec) return error = "cannot save standard input: " + ec.message(), false;
         return true;
     }
 };
@@ -144,10 +173,13 @@ int main(int argc, char** argv) {
                 streams.output = streams.dir / ("stdout" + outputExtension(cmd, rest));
                 rest[i] = streams.output.string();
             } else {
-                if (!streams.input.empty() || !streams.readStdin(error)) {
-                    std::cerr << "stallscope-cli: "
-                              << (error.empty() ? "- can be given once" : error) << "\n";
+                if (!streams.input.empty()) {
+                    std::cerr << "stallscope-cli: - can be given once\n";
                     return 2;
+                }
+                if (!streams.readStdin(error)) { // unreadable input: a terminal, too much, no room
+                    std::cerr << "stallscope-cli: " << error << "\n";
+                    return 1;
                 }
                 rest[i] = streams.input.string();
             }

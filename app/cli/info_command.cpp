@@ -223,7 +223,7 @@ int runInfo(const InfoOptions& options, std::ostream& out, std::ostream& err) {
     JsonWriter w(true);
     if (options.json) w.beginArray();
     workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
     lo.threads = options.threads;
     lo.analyse = false; // what the trace holds, not why the GPU idles
     for (const auto& path : options.paths) {

@@ -17,7 +17,7 @@ namespace stallscope::cli {
 bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err) {
     workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::memoryBudgetFromEnvironment().value_or(0);
+    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
     lo.threads = threads;
     lo.analysis = options;
     auto r = workspace::loadAndAnalyse(path, lo);

@@ -14,9 +14,15 @@ namespace stallscope::importers {
 inline constexpr double kPeakBytesPerTextByte = 0.35;
 inline constexpr uint64_t kPeakBytesPerEvent = 96;
 
-/// Bytes the system can still give this process (MemAvailable of /proc/meminfo, else free
-/// physical pages); 0 when it cannot tell.
+/// Bytes the system can still give this process: MemAvailable of /proc/meminfo (else free
+/// physical pages), or less when the process's cgroup (v2 memory.max, v1
+/// memory.limit_in_bytes, on it or an ancestor) leaves less room; 0 when it cannot tell.
 uint64_t availableMemoryBytes();
+
+/// The room left under the tightest memory limit of the cgroup named in `procSelfCgroup`
+/// (a /proc/self/cgroup file) below `cgroupRoot` (/sys/fs/cgroup); nullopt without a limit.
+std::optional<uint64_t> cgroupRoomBytes(const std::string& procSelfCgroup,
+                                        const std::string& cgroupRoot);
 
 /// "2.5 GB", "640 MB", "12 kB".
 std::string formatMemory(uint64_t bytes);
@@ -25,8 +31,8 @@ std::string formatMemory(uint64_t bytes);
 /// or unreadable ("0" means no limit).
 std::optional<uint64_t> memoryBudgetFromEnvironment();
 
-/// The budget an interactive program uses: the environment's, else 80 % of what is
-/// available now (0 = no limit when that cannot be told).
+/// The budget the GUI and the CLI use: the environment's, else 80 % of what is available now
+/// (the cgroup's room included; 0 = no limit when that cannot be told).
 uint64_t defaultMemoryBudget();
 
 } // namespace stallscope::importers
