@@ -181,7 +181,9 @@ void Context::collectDevices() {
             if (!d) {
                 d = &byDevice[dev];
                 d->device = dev;
-                reserveHuge(d->work, d->work.size() + (tr.sliceEnd - i)); // at most
+                // At most this many more; grown geometrically (an exact reserve per stream
+                // copied all the device's work again for each of 10^6 streams: quadratic).
+                growHuge(d->work, d->work.size() + (tr.sliceEnd - i));
             }
             d->work.push_back(i);
         }

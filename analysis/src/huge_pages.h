@@ -7,6 +7,7 @@ namespace stallscope::analysis::detail {
 
 using base::adviseHugePages;
 using base::assignHuge;
+using base::growHuge;
 using base::reserveHuge;
 
 } // namespace stallscope::analysis::detail

@@ -296,7 +296,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         assignHuge(inSync, n, uint8_t(0));
         // Room for an edit per second slice (a dispatching operator and its launch call),
         // reserved once rather than grown by copies; more still fits, by growing.
-        if (graphs) reserveHuge(m_edits, m_edits.size() + n / 2 + 16);
+        if (graphs) growHuge(m_edits, m_edits.size() + n / 2 + 16);
         for (uint32_t i = begin; i < last && s.start[i] < w1; ++i) {
             const size_t li = i - begin;
             const SliceId p = s.parent[i];

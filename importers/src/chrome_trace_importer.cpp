@@ -28,6 +28,8 @@ namespace {
 
 constexpr size_t kMaxHeaderBytes = size_t(1) << 30;
 constexpr size_t kMaxCarryBytes = size_t(1) << 30;
+/// A carried partial element this long that a parse could not finish waits for more blocks.
+constexpr size_t kDeferCarryBytes = size_t(4) << 20;
 
 struct Parsed {
     TextBlock block;
@@ -131,6 +133,22 @@ public:
         // Problems found in the block's own bytes belong to it whatever parse is kept.
         m_merger.mergeDiagnostics(block.diagnostics);
         const std::string_view text = block.text->view();
+        // One element longer than many blocks (a name of 500 MB): parsing the carry again
+        // with every block would read it once per block, quadratic in its length. After a
+        // parse that ended inside that one element, the next waits until the carry has
+        // doubled (or the input ends): each byte is parsed a bounded number of times.
+        if (m_deferUntil && !block.last && m_carry.size() + text.size() < m_deferUntil) {
+            m_carry.append(text);
+            if (m_carry.size() > kMaxCarryBytes) {
+                m_error = {ErrorKind::TooLarge,
+                           "byte " + std::to_string(m_carryOffset) +
+                               ": an event larger than 1 GiB (or an unterminated string)",
+                           m_carryOffset};
+                return false;
+            }
+            return true;
+        }
+        m_deferUntil = 0;
         if (spec && spec->outcome.end != ChromeBlockParser::End::NoStart &&
             spec->outcome.end != ChromeBlockParser::End::SyntaxError &&
             spec->outcome.firstElement != ChromeBlockParser::kNone &&
@@ -207,6 +225,9 @@ private:
             m_carryOffset = textOffset + text.size();
             return true;
         case End::Truncated:
+            // Nothing of it complete, and long: wait for twice as much before parsing again.
+            if (o.stop == textOffset && text.size() >= kDeferCarryBytes)
+                m_deferUntil = 2 * text.size();
             m_carry.assign(text.substr(o.stop - textOffset));
             m_carryOffset = o.stop;
             if (m_carry.size() > kMaxCarryBytes) {
@@ -236,6 +257,7 @@ private:
     ChromeBlockParser m_seq;
     EventBatch m_batch;  // reused for sequential parses
     std::string m_carry;
+    size_t m_deferUntil = 0; // the carry's size before the next parse (0: every block)
     uint64_t m_carryOffset;
     uint64_t m_eventsEnd;
     bool m_closed = false;
