@@ -1,5 +1,7 @@
 #include "stallscope/base/json_writer.h"
 
+#include "stallscope/base/utf8.h"
+
 #include <cmath>
 #include <cstdio>
 
@@ -8,8 +10,22 @@ namespace stallscope::base {
 void JsonWriter::escape(std::string& out, std::string_view s) {
     static constexpr char kHex[] = "0123456789abcdef";
     out += '"';
-    for (const char ch : s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+        const char ch = s[i];
         const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x80) {
+            // Valid UTF-8 as it is; a byte that is not (a file name in another encoding, a
+            // damaged name) becomes U+FFFD: the document stays JSON (RFC 8259 8.1).
+            const size_t n = utf8SequenceLength(
+                reinterpret_cast<const unsigned char*>(s.data() + i), s.size() - i);
+            if (n == 0) {
+                out += "\\ufffd";
+            } else {
+                out.append(s.data() + i, n);
+                i += n - 1;
+            }
+            continue;
+        }
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;

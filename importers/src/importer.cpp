@@ -119,6 +119,10 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
              path.string(), di.present ? di.rank : 0, 0});
         return session;
     }
+    // A folder that cannot be listed is not "a folder without traces": said as what it is.
+    if (fs::directory_iterator probe(path, ec); ec)
+        return Error{ErrorKind::Unreadable,
+                     "cannot read the folder " + path.string() + ": " + ec.message(), UINT64_MAX};
     const auto runs = findTensorBoardRuns(path);
     if (runs.empty())
         return Error{ErrorKind::NoTraces,

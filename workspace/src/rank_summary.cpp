@@ -177,15 +177,29 @@ base::Result<RankDigest> parseDigest(dom::object o) {
             if (v < 0 || v >= kMax) return false;
         return true;
     };
+    // A window or step of at most 2^50 ns (13 days), its idle causes summing to no more than
+    // its length: so that sums over thousands of ranks stay far inside int64 (a hostile
+    // summary once made `merge` print -4611686018.427 s).
+    constexpr int64_t kMaxLength = int64_t(1) << 50;
+    auto within = [&](const CauseArray& c, int64_t length) {
+        int64_t sum = 0;
+        for (int64_t v : c) {
+            sum += v; // each < 2^62 and at most a dozen: no overflow before the check
+            if (sum > length) return false;
+        }
+        return true;
+    };
     std::string bad;
-    if (!span(d.windowStartNs, d.windowEndNs))
-        bad = "the window is not 0 <= start <= end < 2^62 ns";
+    if (!span(d.windowStartNs, d.windowEndNs) || d.windowEndNs - d.windowStartNs > kMaxLength)
+        bad = "the window is not 0 <= start <= end < 2^62 ns, at most 2^50 ns long";
     else if (!(d.utilization >= 0 && d.utilization <= 1))
         bad = "\"utilization\" is not in [0, 1]";
-    else if (!causes(d.idle))
-        bad = "an idle time is negative or too large";
+    else if (!causes(d.idle) || !within(d.idle, d.windowEndNs - d.windowStartNs))
+        bad = "an idle time is negative, or the idle times add up to more than the window";
     for (const DigestStep& st : d.steps)
-        if (bad.empty() && (!span(st.startNs, st.endNs) || st.busyNs < 0 || !causes(st.idle)))
+        if (bad.empty() && (!span(st.startNs, st.endNs) || st.endNs - st.startNs > kMaxLength ||
+                            st.busyNs < 0 || st.busyNs > st.endNs - st.startNs ||
+                            !causes(st.idle) || !within(st.idle, st.endNs - st.startNs)))
             bad = "step " + std::to_string(st.number) + " has impossible times";
     for (const DigestCollective& c : d.collectives)
         if (bad.empty() &&

@@ -169,6 +169,20 @@ private Q_SLOTS:
              base::ErrorKind::InvalidStructure, "utilization"},
             {"a negative idle time", edited([](RankDigest& d) { d.idle[0] = -1; }),
              base::ErrorKind::InvalidStructure, "idle time"},
+            // Each below 2^62, together past the window (and past int64 across ranks: merge
+            // once printed -4611686018.427 s).
+            {"idle times adding up past the window", edited([](RankDigest& d) {
+                 for (int64_t& v : d.idle) v = (int64_t(1) << 62) - 1;
+             }),
+             base::ErrorKind::InvalidStructure, "add up to more than the window"},
+            {"a window of 20 days", edited([](RankDigest& d) {
+                 d.windowEndNs = d.windowStartNs + (int64_t(20) * 86400 * 1000000000);
+             }),
+             base::ErrorKind::InvalidStructure, "at most 2^50 ns long"},
+            {"a step busier than it is long", edited([](RankDigest& d) {
+                 d.steps.at(0).busyNs = d.steps.at(0).endNs - d.steps.at(0).startNs + 1;
+             }),
+             base::ErrorKind::InvalidStructure, "impossible times"},
         };
         for (const Case& c : cases) {
             const auto r = workspace::parseRankSummary(c.text);

@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -115,6 +116,40 @@ private Q_SLOTS:
             QCOMPARE(run({"analyze", path}, nullptr, &err), 1);
             QVERIFY2(err.contains(", not a file: traces are read from files and folders"),
                      err.constData());
+        }
+        if (::geteuid() == 0 && !QStandardPaths::findExecutable("setpriv").isEmpty()) {
+            // A folder its user cannot list is said to be unreadable, not to hold no traces
+            // (as root, run as nobody: root reads every folder).
+            const QString locked = dir.filePath("locked");
+            QVERIFY(QDir(dir.path()).mkdir("locked"));
+            QFile::setPermissions(dir.path(), QFileDevice::ReadOwner | QFileDevice::WriteOwner |
+                                                  QFileDevice::ExeOwner | QFileDevice::ExeOther |
+                                                  QFileDevice::ReadOther);
+            QFile::setPermissions(locked, QFileDevice::ReadOwner | QFileDevice::ExeOwner |
+                                              QFileDevice::ExeOther);
+            QProcess p;
+            p.start("setpriv",
+                    {"--reuid=65534", "--regid=65534", "--clear-groups", cli(), "info", locked});
+            QVERIFY(p.waitForFinished(60000));
+            const QByteArray said = p.readAllStandardError();
+            if (!said.contains("Permission denied") || p.exitCode() != 1)
+                qWarning("%s", said.constData()); // (the CLI itself unreachable for nobody: a note)
+            else
+                QVERIFY2(said.contains("cannot read the folder " + locked.toUtf8()),
+                         said.constData());
+        }
+        {
+            // An endless standard input stops at what the memory budget could open.
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.insert("STALLSCOPE_MEMORY_BUDGET", "8M");
+            p.setProcessEnvironment(env);
+            p.setStandardInputFile("/dev/zero");
+            p.start(cli(), {"analyze", "-"});
+            QVERIFY(p.waitForFinished(60000));
+            QCOMPARE(p.exitCode(), 1);
+            const QByteArray said = p.readAllStandardError();
+            QVERIFY2(said.contains("more than the memory budget could open"), said.constData());
         }
         QFile f(dir.filePath("bad.json"));
         QVERIFY(f.open(QIODevice::WriteOnly));
