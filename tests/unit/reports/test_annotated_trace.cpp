@@ -455,8 +455,13 @@ void TestAnnotatedTrace::writtenFromTheModelWhenNoSourceCanBeCopied() {
 void TestAnnotatedTrace::everyRealTrace() {
     STALLSCOPE_REQUIRE_SHARED_TRACES();
     QTemporaryDir dir;
-    const std::vector<fs::path> paths = test::realTraceFiles();
+    std::vector<fs::path> paths = test::realTraceFiles();
     QVERIFY(paths.size() >= 20);
+    if (STALLSCOPE_TEST_ASAN) {     // every other trace: the sanitizers' time (the fuzz target
+        std::vector<fs::path> half; //  annotated_trace reads slices of all of them)
+        for (size_t k = 0; k < paths.size(); k += 2) half.push_back(paths[k]);
+        paths = std::move(half);
+    }
     size_t withRanges = 0, baseTime = 0, bare = 0, i = 0;
     for (const auto& p : paths) {
         const fs::path out =
@@ -477,9 +482,12 @@ void TestAnnotatedTrace::everyRealTrace() {
         baseTime += any && r.orig->metadata().baseTimeNs.has_value();
         bare += r.orig->metadata().bareArray;
     }
-    QVERIFY(withRanges >= 10);
-    QVERIFY(baseTime >= 1); // the nccl trace: relative timestamps line up too
-    QVERIFY(bare >= 3); // the legacy export_chrome_trace.json and its TensorBoard copies, 2021-01
+    QVERIFY(withRanges >= (STALLSCOPE_TEST_ASAN ? 5u : 10u));
+    if (!STALLSCOPE_TEST_ASAN) {
+        QVERIFY(baseTime >= 1); // the nccl trace: relative timestamps line up too
+        QVERIFY(bare >=
+                3); // the legacy export_chrome_trace.json and its TensorBoard copies, 2021-01
+    }
 }
 
 void TestAnnotatedTrace::failedWritesLeaveTheTargetAlone() {
