@@ -20,7 +20,8 @@ private Q_SLOTS:
             {"plain", "plain"},
             {"quote \" backslash \\ tab \t nl \n", "quote \" backslash \\ tab \t nl \n"},
             {"esc \x1b[31m del \x7f", QString::fromUtf8("esc \x1b[31m del \x7f")},
-            {"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80", QString::fromUtf8("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80")},
+            {"caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80",
+             QString::fromUtf8("caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x9a\x80")},
             {"latin-1 caf\xe9.json", QString::fromUtf8("latin-1 caf\xef\xbf\xbd.json")},
             {"cut \xe2\x86", QString::fromUtf8("cut \xef\xbf\xbd\xef\xbf\xbd")},
             {"overlong \xc0\xaf", QString::fromUtf8("overlong \xef\xbf\xbd\xef\xbf\xbd")},
@@ -31,7 +32,8 @@ private Q_SLOTS:
             w.key("path").value(c.in);
             w.endObject();
             QJsonParseError error{};
-            const QJsonDocument d = QJsonDocument::fromJson(QByteArray::fromStdString(w.str()), &error);
+            const QJsonDocument d =
+                QJsonDocument::fromJson(QByteArray::fromStdString(w.str()), &error);
             QVERIFY2(error.error == QJsonParseError::NoError, w.str().c_str());
             QCOMPARE(d.object()["path"].toString(), c.readBack);
         }

@@ -40,7 +40,8 @@ private Q_SLOTS:
         QCOMPARE(*room, uint64_t(6442450944 - 1073741824));
         // A tighter limit lower down wins.
         put(root / "cg/job.slice/step/memory.max", "1000000000\n");
-        QCOMPARE(*importers::cgroupRoomBytes(root / "self_cgroup", root / "cg"), uint64_t(1000000000 - 536870912));
+        QCOMPARE(*importers::cgroupRoomBytes(root / "self_cgroup", root / "cg"),
+                 uint64_t(1000000000 - 536870912));
     }
     void cgroupV1AndNoLimit() {
         QTemporaryDir dir;
@@ -50,7 +51,8 @@ private Q_SLOTS:
         put(root / "cg/memory/docker/abc/memory.usage_in_bytes", "147483648\n");
         put(root / "cg/memory/docker/memory.limit_in_bytes", "9223372036854771712\n"); // no limit
         put(root / "cg/memory/docker/memory.usage_in_bytes", "5\n");
-        QCOMPARE(*importers::cgroupRoomBytes(root / "self_cgroup", root / "cg"), uint64_t(2000000000));
+        QCOMPARE(*importers::cgroupRoomBytes(root / "self_cgroup", root / "cg"),
+                 uint64_t(2000000000));
         // No limit anywhere: nothing to say.
         put(root / "none", "0::/\n");
         put(root / "cg2/memory.max", "max\n");
