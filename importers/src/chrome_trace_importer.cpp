@@ -29,7 +29,7 @@ namespace {
 constexpr size_t kMaxHeaderBytes = size_t(1) << 30;
 constexpr size_t kMaxCarryBytes = size_t(1) << 30;
 /// A carried partial element this long that a parse could not finish waits for more blocks.
-constexpr size_t kDeferCarryBytes = size_t(4) << 20;
+constexpr size_t kDeferCarryBytes = size_t(64) << 10;
 
 struct Parsed {
     TextBlock block;

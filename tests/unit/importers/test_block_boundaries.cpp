@@ -5,6 +5,7 @@
 
 #include <QTest>
 
+#include <algorithm>
 #include <ctime>
 #include <random>
 
@@ -154,24 +155,31 @@ private Q_SLOTS:
             "[{\"ph\": \"X\", \"name\": \"a" + big +
             "\", \"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},\n"
             "{\"ph\": \"X\", \"name\": \"small\", \"pid\": 1, \"tid\": 1, \"ts\": 2, \"dur\": 1}";
-        for (unsigned threads : {1u, 2u}) {
+        // The same text in one block: the baseline of one pass, measured in this run.
+        auto cpuOf = [&](unsigned threads, size_t blockBytes, size_t& slices, size_t& nameBytes) {
             importers::ImportOptions o;
             o.threads = threads;
-            o.blockBytes = 4096;
+            o.blockBytes = blockBytes;
             const auto cpu0 = std::clock();
             auto r = importers::importBuffer(text, o);
-            const double cpuS = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
-            QVERIFY(r);
-            QCOMPARE(r.value()->slices().size(), size_t(2));
-            QCOMPARE(r.value()->str(r.value()->slices().name[0]).size(), big.size() + 1);
-            // Unterminated array: said, and both events kept.
-            QVERIFY(r.value()->diagnostics().count(model::DiagnosticKind::UnterminatedArray) +
-                        r.value()->diagnostics().count(model::DiagnosticKind::TruncatedInput) >=
-                    1);
-            qInfo("24 MB name, 4 kB blocks, %u thread(s): %.2f s of CPU", threads, cpuS);
-            // Quadratic was ~6,000 parses of up to 24 MB (minutes); linear is well under 10 s
-            // even under the sanitizers.
-            QVERIFY2(cpuS < 20, qPrintable(QString::number(cpuS)));
+            const double s = double(std::clock() - cpu0) / CLOCKS_PER_SEC;
+            slices = r ? r.value()->slices().size() : 0;
+            nameBytes = r && slices ? r.value()->str(r.value()->slices().name[0]).size() : 0;
+            return s;
+        };
+        size_t slices = 0, nameBytes = 0;
+        const double once = cpuOf(1, text.size() + 4096, slices, nameBytes);
+        QCOMPARE(slices, size_t(2));
+        for (unsigned threads : {1u, 2u}) {
+            const double cpuS = cpuOf(threads, 4096, slices, nameBytes);
+            QCOMPARE(slices, size_t(2));
+            QCOMPARE(nameBytes, big.size() + 1);
+            qInfo("24 MB name, 4 kB blocks, %u thread(s): %.2f s of CPU (one block: %.2f s)",
+                  threads, cpuS, once);
+            // Parsed again per block it was ~6,000 parses of up to 24 MB: hundreds of times
+            // the one-block read. Bounded re-reads stay within a small multiple.
+            QVERIFY2(cpuS < 12 * std::max(once, 0.05),
+                     qPrintable(QString("%1 s vs %2 s").arg(cpuS).arg(once)));
         }
     }
 };
