@@ -166,6 +166,20 @@ void writeFindings(std::ostream& out, const model::Trace& t, const std::string& 
 
 } // namespace
 
+namespace {
+/// "a,b,c" -> {"a", "b", "c"} (an empty item stays, for the caller to refuse).
+std::vector<std::string> commaItems(std::string_view list) {
+    std::vector<std::string> out;
+    for (size_t at = 0;;) {
+        const size_t comma = list.find(',', at);
+        out.emplace_back(
+            list.substr(at, comma == std::string_view::npos ? std::string_view::npos : comma - at));
+        if (comma == std::string_view::npos) return out;
+        at = comma + 1;
+    }
+}
+} // namespace
+
 bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, std::string& error) {
     // Options of one mode only, for a clear error when given with the other.
     static const std::set<std::string> kAttachOnly = {
@@ -213,16 +227,12 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
         } else if (a == "--pid") {
             // A pid, or several separated by commas; the job's launcher pid selects its workers.
             if (!v) return error = "--pid needs a process id", false;
-            for (std::string_view rest = v; !rest.empty();) {
-                const size_t comma = rest.find(',');
-                const std::string one(rest.substr(0, comma));
+            for (const std::string& one : commaItems(v)) {
                 char* end = nullptr;
                 const long pid = std::strtol(one.c_str(), &end, 10);
                 if (one.empty() || *end || pid < 1 || pid > 0x3fffffff)
                     return error = "--pid needs process ids, not " + std::string(v), false;
                 o.attachOptions.pids.push_back(static_cast<int32_t>(pid));
-                rest =
-                    comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
             }
             ++i;
         } else if (a == "--iterations" || a == "--process-limit") {
@@ -251,9 +261,7 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
         } else if (a == "--allow-user") {
             // Another user's processes are served only when named here (root included).
             if (!v) return error = "--allow-user needs a user name or uid", false;
-            for (std::string_view rest = v; !rest.empty();) {
-                const size_t comma = rest.find(',');
-                const std::string one(rest.substr(0, comma));
+            for (const std::string& one : commaItems(v)) {
                 char* end = nullptr;
                 const unsigned long uid = std::strtoul(one.c_str(), &end, 10);
                 if (!one.empty() && !*end && uid < 0xfffffffful) {
@@ -263,8 +271,6 @@ bool parseRecordArgs(int argc, char** argv, int first, RecordCommandOptions& o, 
                 } else {
                     return error = "--allow-user: no user " + one, false;
                 }
-                rest =
-                    comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
             }
             // The invoking user stays served.
             o.daemonOptions.allowedUids.push_back(static_cast<uint32_t>(::geteuid()));
