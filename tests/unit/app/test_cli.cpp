@@ -208,6 +208,33 @@ private Q_SLOTS:
         QCOMPARE(run({"analyze", "--window", "12", "--json", sample()}, &out), 0);
         QVERIFY(QJsonDocument::fromJson(out).array().at(0).toObject()["window"].toObject()["description"].toString().contains("#12"));
     }
+    void aCutInputFailsTheGates() {
+        // The sample's gzip cut at 60 %: analysed (what was read), said, and no gate passes on
+        // it unless --allow-truncated says a part is enough.
+        QFile gz(sample());
+        QVERIFY(gz.open(QIODevice::ReadOnly));
+        const QByteArray bytes = gz.readAll();
+        QTemporaryDir dir;
+        const QString cut = dir.filePath("cut.pt.trace.json.gz");
+        QFile f(cut);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(bytes.left(bytes.size() * 6 / 10));
+        f.close();
+        QByteArray out, err;
+        QCOMPARE(run({"analyze", cut}, &out, &err), 0); // no gate: said, not failed
+        QVERIFY2(err.contains("was cut short"), err.constData());
+        QVERIFY(!err.contains("the gate fails"));
+        QCOMPARE(run({"analyze", "--fail-on", "comm_exposed", cut}, &out, &err), 3);
+        QVERIFY2(err.contains("the gate fails (--allow-truncated accepts it)"), err.constData());
+        QCOMPARE(
+            run({"analyze", "--fail-on", "comm_exposed", "--allow-truncated", cut}, &out, &err), 0);
+        QVERIFY(err.contains("was cut short"));
+        QCOMPARE(run({"analyze", "--baseline", sample(), cut}, &out, &err), 3);
+        QVERIFY2(err.contains("the gate fails"), err.constData());
+        // The whole file passes the same gate.
+        QCOMPARE(run({"analyze", "--fail-on", "comm_exposed", sample()}, &out, &err), 0);
+        QVERIFY(!err.contains("cut short"));
+    }
     void rankSummariesAndMerge() {
         // Per-rank summaries (one `analyze --summary` per rank, as a Slurm array runs them)
         // merged: the same cross-rank JSON as analysing the folder in one process.
