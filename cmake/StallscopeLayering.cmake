@@ -21,9 +21,9 @@ set(STALLSCOPE_LAYERS
     "stallscope_model=stallscope_base"
     "stallscope_importers=stallscope_model,stallscope_base"
     "stallscope_analysis=stallscope_model,stallscope_base"
-    "stallscope_scene=stallscope_analysis,stallscope_model,stallscope_base"
+    "stallscope_scene=stallscope_model,stallscope_base"
     "stallscope_reports=stallscope_scene,stallscope_analysis,stallscope_model,stallscope_base"
-    "stallscope_workspace=stallscope_importers,stallscope_analysis,stallscope_model,stallscope_base"
+    "stallscope_workspace=stallscope_importers,stallscope_analysis,stallscope_scene,stallscope_model,stallscope_base"
     "stallscope_capture_proto="
     "stallscope_capture=stallscope_capture_proto,stallscope_importers,stallscope_model,stallscope_base"
     # Capture back ends: LibTorch demos and recorder, CUPTI conversion and the injection

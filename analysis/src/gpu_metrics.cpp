@@ -6,18 +6,6 @@ namespace stallscope::analysis {
 
 using namespace model;
 
-Intervals gpuBusyIntervals(const Trace& t, int32_t device, bool kernelsOnly) {
-    const SliceTable& s = t.slices();
-    Intervals out;
-    for (const TrackInfo& tr : t.tracks()) {
-        if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != device) continue;
-        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
-            if (kernelsOnly ? s.kind[i] == EventKind::Kernel : isGpuWork(s.kind[i]))
-                out.push_back({s.start[i], s.start[i] + s.dur[i]});
-    }
-    return mergeIntervals(std::move(out));
-}
-
 std::vector<double> bucketize(const Intervals& busy, int64_t lo, int64_t hi, int64_t bucketNs, bool lastAbsorbs) {
     std::vector<double> out;
     if (hi <= lo || bucketNs <= 0) return out;

@@ -115,36 +115,83 @@ bool Replay::active(int32_t edit, FixSet fixes) const {
     return e.parent < 0 || !active(e.parent, fixes);
 }
 
+/// What build()'s phases hand each other.
+struct Replay::BuildState {
+    std::vector<int32_t> threadOf;     // track -> replay thread
+    std::vector<TrackId> threads;      // replay thread -> track
+    std::vector<uint32_t> launchSlice; // per item: its launch call on a replayed thread
+    size_t nStreams = 0;
+    std::vector<std::vector<int32_t>> onStream; // per stream, its items in start order
+    std::vector<int64_t> firstLaunch;           // by step; INT64_MAX: none
+    /// The replay thread of track `t`, added at the end when new.
+    int32_t threadIndex(TrackId t) {
+        int32_t& i = threadOf[t.index()];
+        if (i < 0) i = int32_t(threads.size()), threads.push_back(t);
+        return i;
+    }
+};
+
+/// One replayed thread's slices from the window's start on (slice `begin` + li), while its
+/// edits and waits are found. Per slice: the outermost edit around it (-1: none), the
+/// outermost dispatching operator around it (-1: none; its own index: it is one), the
+/// launches of that operator (only with CUDA Graphs), whether a wait lies inside that
+/// operator, whether the slice lies inside a wait.
+struct Replay::ThreadScan {
+    int32_t thread = 0;
+    uint32_t begin = 0, last = 0; // the thread's slices read: [begin, last)
+    size_t n = 0;                 // last - begin
+    std::vector<int32_t> outerEdit, outerOp, launches;
+    std::vector<uint8_t> hasSync, inSync;
+};
+
 void Replay::build(const DeviceActivity* dev, FixSet wanted) {
+    m_w0 = m_c.window.startNs;
+    if (m_c.window.length() <= 0) return;
+    BuildState state;
+    if (!findStepThread(dev, state)) return;
+    addGpuItems(dev, wanted, state);
+    measureLatency();
+    linkStreams(state.nStreams);
+    indexStreams(state);
+    findFirstLaunches(dev, state);
+    addHostEdits(dev, wanted, state);
+    findLaunchEdits();
+    orderHostEvents();
+    m_valid = !m_items.empty() || m_probe != INT64_MIN;
+}
+
+int64_t Replay::endOf(int32_t i) const {
+    return m_items[size_t(i)].start + m_items[size_t(i)].dur;
+}
+
+// The step thread, and where the last step ends (the host side of the window's end). False:
+// nothing to replay (no device and no step in the window).
+bool Replay::findStepThread(const DeviceActivity* dev, BuildState& state) {
     const Context& c = m_c;
     const SliceTable& s = c.trace.slices();
-    m_w0 = c.window.startNs;
     const int64_t w1 = c.window.endNs;
-    if (c.window.length() <= 0) return;
-
-    // The step thread, and where the last step ends (the host side of the window's end).
     TrackId mainThread;
     for (const Step& st : c.steps)
         if (st.startNs >= m_w0 && st.endNs <= w1) {
             mainThread = s.track[st.slice.index()];
             m_probe = std::max(m_probe, st.endNs);
         }
-    if (!dev && m_probe == INT64_MIN) return;
+    if (!dev && m_probe == INT64_MIN) return false;
     if (!mainThread.valid() && dev) mainThread = dev->mainLaunchThread;
-    std::vector<int32_t> threadOf(c.trace.tracks().size(), -1); // track -> replay thread
-    std::vector<TrackId> threads;
-    auto threadIndex = [&](TrackId t) {
-        int32_t& i = threadOf[t.index()];
-        if (i < 0) i = int32_t(threads.size()), threads.push_back(t);
-        return i;
-    };
-    if (mainThread.valid()) threadIndex(mainThread);
+    state.threadOf.assign(c.trace.tracks().size(), -1);
+    if (mainThread.valid()) state.threadIndex(mainThread);
+    return true;
+}
 
-    // ---- GPU items, in start order
+// ---- GPU items, in start order
+void Replay::addGpuItems(const DeviceActivity* dev, FixSet wanted, BuildState& state) {
+    const Context& c = m_c;
+    const SliceTable& s = c.trace.slices();
+    const int64_t w1 = c.window.endNs;
     std::vector<int32_t> streamOf(c.trace.tracks().size(), -1); // track -> replay stream
     std::vector<int32_t> lastOnStream;
     std::map<uint32_t, Precision> opPrecision;
-    std::vector<uint32_t> launchSlice; // per item: its launch call on a replayed thread
+    std::vector<uint32_t>& launchSlice = state.launchSlice;
     size_t budget = 256;
     const bool precision = wanted & fixBit(Fix::MixedPrecision);
     const int64_t launchLimit = m_probe != INT64_MIN ? m_probe : w1;
@@ -169,7 +216,7 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
                 // at its start.
                 it.launchEnd = le <= st ? le : la;
                 if (la >= m_w0 && !it.fixedTime) {
-                    it.launchThread = threadIndex(s.track[launch.index()]);
+                    it.launchThread = state.threadIndex(s.track[launch.index()]);
                     launchSlice.push_back(launch.index());
                 } else {
                     launchSlice.push_back(UINT32_MAX);
@@ -193,10 +240,12 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
             m_items.push_back(it);
         }
     }
-    auto endOf = [this](int32_t i) { return m_items[size_t(i)].start + m_items[size_t(i)].dur; };
+    state.nStreams = lastOnStream.size();
+}
 
-    // The GPU's own start latency after a launch, measured where the GPU waited for it; the
-    // lower quartile: items that waited for another stream as well inflate the rest.
+// The GPU's own start latency after a launch, measured where the GPU waited for it; the
+// lower quartile: items that waited for another stream as well inflate the rest.
+void Replay::measureLatency() {
     std::vector<int64_t> lat;
     reserveHuge(lat, m_items.size());
     for (const Item& it : m_items) {
@@ -209,11 +258,13 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         latency = std::min(lat[lat.size() / 4], kMaxLatencyNs);
     }
     m_latency = latency;
+}
 
-    // Cross-stream waits and the gaps to each constraint. Per stream, the last two items
-    // seen in start order: the latest end on another stream before an item starts is one of
-    // them (a stream runs one item at a time).
-    const size_t nStreams = lastOnStream.size();
+// Cross-stream waits and the gaps to each constraint. Per stream, the last two items
+// seen in start order: the latest end on another stream before an item starts is one of
+// them (a stream runs one item at a time).
+void Replay::linkStreams(size_t nStreams) {
+    const int64_t latency = m_latency;
     std::vector<std::array<int32_t, 2>> recent(nStreams, {-1, -1});
     for (uint32_t i = 0; i < m_items.size(); ++i) {
         Item& it = m_items[i];
@@ -245,146 +296,190 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         r[0] = r[1];
         r[1] = int32_t(i);
     }
-    // The item that ended last in [lo, hi].
-    // Per stream, its items in start order: a stream runs one item at a time, so the item
-    // of a stream that ended last by `hi` is its last one started by then, or the one before.
-    std::vector<std::vector<int32_t>> onStream(nStreams);
+}
+
+// Per stream, its items in start order: a stream runs one item at a time, so the item
+// of a stream that ended last by `hi` is its last one started by then, or the one before.
+void Replay::indexStreams(BuildState& state) const {
+    std::vector<std::vector<int32_t>>& onStream = state.onStream;
+    onStream.resize(state.nStreams);
     for (uint32_t i = 0; i < m_items.size(); ++i)
         onStream[size_t(m_items[i].stream)].push_back(int32_t(i));
-    auto latestEnding = [&](int64_t lo, int64_t hi) -> int32_t {
-        int32_t best = -1;
-        for (const auto& v : onStream) {
-            auto itr = std::upper_bound(v.begin(), v.end(), hi, [this](int64_t t, int32_t x) {
-                return t < m_items[size_t(x)].start;
-            });
-            for (int n = 0; itr != v.begin() && n < 2; ++n) {
-                --itr;
-                const int64_t e = endOf(*itr);
-                if (e <= hi) {
-                    if (e >= lo && (best < 0 || e > endOf(best))) best = *itr;
-                    break;
-                }
+}
+
+// The item that ended last in [lo, hi] (-1: none), from the items per stream (indexStreams).
+int32_t Replay::latestEnding(const BuildState& state, int64_t lo, int64_t hi) const {
+    int32_t best = -1;
+    for (const auto& v : state.onStream) {
+        auto itr = std::upper_bound(v.begin(), v.end(), hi, [this](int64_t t, int32_t x) {
+            return t < m_items[size_t(x)].start;
+        });
+        for (int n = 0; itr != v.begin() && n < 2; ++n) {
+            --itr;
+            const int64_t e = endOf(*itr);
+            if (e <= hi) {
+                if (e >= lo && (best < 0 || e > endOf(best))) best = *itr;
+                break;
             }
         }
-        return best;
-    };
+    }
+    return best;
+}
 
-    // First launch of each step on the step thread: input preparation before it is the
-    // step's data loading (the leading-gap rule of the idle attribution).
-    std::vector<int64_t> firstLaunch(c.steps.size(), INT64_MAX); // by step; INT64_MAX: none
+// First launch of each step on the step thread: input preparation before it is the
+// step's data loading (the leading-gap rule of the idle attribution).
+void Replay::findFirstLaunches(const DeviceActivity* dev, BuildState& state) const {
+    const Context& c = m_c;
+    std::vector<int64_t>& firstLaunch = state.firstLaunch;
+    firstLaunch.assign(c.steps.size(), INT64_MAX);
     for (const Item& it : m_items)
         if (it.launchThread == 0 && dev)
             if (const Step* st = c.stepAt(it.launchEnd)) {
                 int64_t& f = firstLaunch[size_t(st - c.steps.data())];
                 f = std::min(f, it.launchEnd);
             }
+}
 
-    // ---- host edits and waits, per replayed thread
-    m_threads = int32_t(threads.size());
+// ---- host edits and waits, per replayed thread
+void Replay::addHostEdits(const DeviceActivity* dev, FixSet wanted, const BuildState& state) {
+    const Context& c = m_c;
+    m_threads = int32_t(state.threads.size());
     const bool graphs = wanted & fixBit(Fix::CudaGraphs);
     for (int32_t ti = 0; ti < m_threads; ++ti) {
-        const TrackId track = threads[size_t(ti)];
+        const TrackId track = state.threads[size_t(ti)];
         const auto [first, last] = c.trace.sliceRange(track);
-        const uint32_t begin = c.trace.firstSliceEndingAtOrAfter(track, m_w0);
-        const size_t n = last > begin ? last - begin : 0;
-        std::vector<int32_t> outerEdit, outerOp, launches;
-        std::vector<uint8_t> hasSync, inSync;
-        assignHuge(outerEdit, n, -1);
-        assignHuge(outerOp, n, -1);
-        assignHuge(launches, graphs ? n : 0, 0); // only read with CUDA Graphs
-        assignHuge(hasSync, n, uint8_t(0));
-        assignHuge(inSync, n, uint8_t(0));
+        ThreadScan t;
+        t.thread = ti;
+        t.begin = c.trace.firstSliceEndingAtOrAfter(track, m_w0);
+        t.last = last;
+        t.n = last > t.begin ? last - t.begin : 0;
+        const size_t n = t.n;
+        assignHuge(t.outerEdit, n, -1);
+        assignHuge(t.outerOp, n, -1);
+        assignHuge(t.launches, graphs ? n : 0, 0); // only read with CUDA Graphs
+        assignHuge(t.hasSync, n, uint8_t(0));
+        assignHuge(t.inSync, n, uint8_t(0));
         // Room for an edit per second slice (a dispatching operator and its launch call),
         // reserved once rather than grown by copies; more still fits, by growing.
         if (graphs) growHuge(m_edits, m_edits.size() + n / 2 + 16);
-        for (uint32_t i = begin; i < last && s.start[i] < w1; ++i) {
-            const size_t li = i - begin;
-            const SliceId p = s.parent[i];
-            const int64_t pl = p.valid() && p.index() >= begin ? int64_t(p.index() - begin) : -1;
-            const int32_t inEdit = pl >= 0 ? outerEdit[size_t(pl)] : -1;
-            const int32_t inOp = pl >= 0 ? outerOp[size_t(pl)] : -1;
-            inSync[li] = pl >= 0 ? inSync[size_t(pl)] : 0;
-            const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
-            outerEdit[li] = inEdit;
-            outerOp[li] = inOp;
-            if (b <= a && s.dur[i] > 0) continue;
-            const uint32_t nc = c.nameClass(i);
-            if (inEdit < 0) {
-                Fix fix = Fix::Count;
-                if (nc & kNcDataLoader)
-                    fix = Fix::InputPipeline;
-                else if (nc & kNcIo)
-                    fix = Fix::LogLessOften;
-                else if ((nc & kNcAlloc) && isLaunchSide(s.kind[i]))
-                    fix = Fix::KeepAllocations; // the allocator keeps its memory: no call
-                else if (ti == 0 && dev && (nc & kNcInputPrep) && !c.launchesGpu[i]) {
-                    const Step* st = c.stepAt(s.start[i]);
-                    if (st && s.end(i) <= firstLaunch[size_t(st - c.steps.data())])
-                        fix = Fix::InputPipeline;
-                }
-                if (fix != Fix::Count && (wanted & fixBit(fix))) {
-                    outerEdit[li] = int32_t(m_edits.size());
-                    m_edits.push_back({a, b, 0, fix, ti, -1});
-                    continue; // its inside goes with it
-                }
-            }
-            if (graphs && inOp < 0 && s.kind[i] == EventKind::CpuOp && c.launchesGpu[i])
-                outerOp[li] = int32_t(li);
-            if (!dev) continue;
-            const bool launchSide = isLaunchSide(s.kind[i]);
-            const auto work = launchSide && (nc & (kNcSyncCopy | kNcCopy))
-                                  ? c.gpuWorkOf(i)
-                                  : std::span<const CorrelationEntry>();
-            // A wait: a synchronising call or operator (.item(), synchronize), or a copy call,
-            // during which GPU work ended and that returned right after. The outermost one.
-            const bool syncLike = (nc & kNcSync) || (launchSide && (nc & (kNcSyncCopy | kNcCopy)));
-            if (!syncLike || inSync[li] || s.kind[i] == EventKind::CudaSync) continue;
-            const int32_t j = latestEnding(std::max(a, s.end(i) - kWakeNs), s.end(i));
-            if (j < 0 || m_items[size_t(j)].fixedTime) continue;
-            bool h2d = false;
-            for (const auto& wk : work)
-                h2d |= s.kind[wk.slice.index()] == EventKind::Memcpy &&
-                       parseCopyName(c.trace.str(s.name[wk.slice.index()])).direction ==
-                           CopyDirection::HtoD;
-            m_syncs.push_back({a, b, b - endOf(j), uint32_t(j),
-                               h2d ? Fix::PinnedCopies : Fix::RemoveSyncs, inEdit});
-            inSync[li] = 1;
-            if (outerOp[li] >= 0) hasSync[size_t(outerOp[li])] = 1;
-        }
-        // Dispatching operators: under CUDA Graphs their host time is the graph's per-kernel
-        // cost; a launch call outside any operator costs that itself.
-        if (graphs) {
-            std::vector<int32_t> direct;
-            assignHuge(direct, n, 0);
-            for (size_t k = 0; k < m_items.size(); ++k) {
-                const uint32_t l = launchSlice[k];
-                if (m_items[k].launchThread != ti || l < begin || l >= begin + n) continue;
-                const size_t li = l - begin;
-                if (outerOp[li] >= 0)
-                    ++launches[size_t(outerOp[li])];
-                else if (outerEdit[li] < 0 || m_edits[size_t(outerEdit[li])].fix != Fix::CudaGraphs)
-                    ++direct[li];
-            }
-            for (size_t li = 0; li < n; ++li) {
-                if (!direct[li]) continue;
-                const uint32_t i = begin + uint32_t(li);
-                const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
-                if (b - a > kGraphNodeNs * direct[li])
-                    m_edits.push_back({a, b, kGraphNodeNs * int64_t(direct[li]), Fix::CudaGraphs,
-                                       ti, outerEdit[li]});
-            }
-        }
-        for (size_t li = 0; li < n && graphs; ++li) {
-            if (outerOp[li] != int32_t(li) || hasSync[li] || launches[li] == 0) continue;
-            const uint32_t i = begin + uint32_t(li);
-            const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
-            const int64_t len = std::min(b - a, kGraphNodeNs * int64_t(launches[li]));
-            if (b - a > len) m_edits.push_back({a, b, len, Fix::CudaGraphs, ti, outerEdit[li]});
-        }
+        addThreadEditsAndWaits(dev, wanted, state, t);
+        if (graphs) addGraphEdits(state, t);
     }
+}
 
-    // The innermost edit around each launch constraint (edits of one thread nest at most
-    // two deep: a dispatching operator or launch inside a DataLoader/logging range).
+// The edits and waits of one replayed thread, in its recorded order: the outermost
+// interval a fix shortens, and the outermost call that waited for GPU work.
+void Replay::addThreadEditsAndWaits(const DeviceActivity* dev, FixSet wanted,
+                                    const BuildState& state, ThreadScan& t) {
+    const Context& c = m_c;
+    const SliceTable& s = c.trace.slices();
+    const int64_t w1 = c.window.endNs;
+    const bool graphs = wanted & fixBit(Fix::CudaGraphs);
+    const int32_t ti = t.thread;
+    const uint32_t begin = t.begin, last = t.last;
+    std::vector<int32_t>& outerEdit = t.outerEdit;
+    std::vector<int32_t>& outerOp = t.outerOp;
+    std::vector<uint8_t>& hasSync = t.hasSync;
+    std::vector<uint8_t>& inSync = t.inSync;
+    for (uint32_t i = begin; i < last && s.start[i] < w1; ++i) {
+        const size_t li = i - begin;
+        const SliceId p = s.parent[i];
+        const int64_t pl = p.valid() && p.index() >= begin ? int64_t(p.index() - begin) : -1;
+        const int32_t inEdit = pl >= 0 ? outerEdit[size_t(pl)] : -1;
+        const int32_t inOp = pl >= 0 ? outerOp[size_t(pl)] : -1;
+        inSync[li] = pl >= 0 ? inSync[size_t(pl)] : 0;
+        const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
+        outerEdit[li] = inEdit;
+        outerOp[li] = inOp;
+        if (b <= a && s.dur[i] > 0) continue;
+        const uint32_t nc = c.nameClass(i);
+        if (inEdit < 0) {
+            Fix fix = Fix::Count;
+            if (nc & kNcDataLoader)
+                fix = Fix::InputPipeline;
+            else if (nc & kNcIo)
+                fix = Fix::LogLessOften;
+            else if ((nc & kNcAlloc) && isLaunchSide(s.kind[i]))
+                fix = Fix::KeepAllocations; // the allocator keeps its memory: no call
+            else if (ti == 0 && dev && (nc & kNcInputPrep) && !c.launchesGpu[i]) {
+                const Step* st = c.stepAt(s.start[i]);
+                if (st && s.end(i) <= state.firstLaunch[size_t(st - c.steps.data())])
+                    fix = Fix::InputPipeline;
+            }
+            if (fix != Fix::Count && (wanted & fixBit(fix))) {
+                outerEdit[li] = int32_t(m_edits.size());
+                m_edits.push_back({a, b, 0, fix, ti, -1});
+                continue; // its inside goes with it
+            }
+        }
+        if (graphs && inOp < 0 && s.kind[i] == EventKind::CpuOp && c.launchesGpu[i])
+            outerOp[li] = int32_t(li);
+        if (!dev) continue;
+        const bool launchSide = isLaunchSide(s.kind[i]);
+        const auto work = launchSide && (nc & (kNcSyncCopy | kNcCopy))
+                              ? c.gpuWorkOf(i)
+                              : std::span<const CorrelationEntry>();
+        // A wait: a synchronising call or operator (.item(), synchronize), or a copy call,
+        // during which GPU work ended and that returned right after. The outermost one.
+        const bool syncLike = (nc & kNcSync) || (launchSide && (nc & (kNcSyncCopy | kNcCopy)));
+        if (!syncLike || inSync[li] || s.kind[i] == EventKind::CudaSync) continue;
+        const int32_t j = latestEnding(state, std::max(a, s.end(i) - kWakeNs), s.end(i));
+        if (j < 0 || m_items[size_t(j)].fixedTime) continue;
+        bool h2d = false;
+        for (const auto& wk : work)
+            h2d |= s.kind[wk.slice.index()] == EventKind::Memcpy &&
+                   parseCopyName(c.trace.str(s.name[wk.slice.index()])).direction ==
+                       CopyDirection::HtoD;
+        m_syncs.push_back(
+            {a, b, b - endOf(j), uint32_t(j), h2d ? Fix::PinnedCopies : Fix::RemoveSyncs, inEdit});
+        inSync[li] = 1;
+        if (outerOp[li] >= 0) hasSync[size_t(outerOp[li])] = 1;
+    }
+}
+
+// Dispatching operators: under CUDA Graphs their host time is the graph's per-kernel
+// cost; a launch call outside any operator costs that itself.
+void Replay::addGraphEdits(const BuildState& state, ThreadScan& t) {
+    const Context& c = m_c;
+    const SliceTable& s = c.trace.slices();
+    const int64_t w1 = c.window.endNs;
+    const int32_t ti = t.thread;
+    const uint32_t begin = t.begin;
+    const size_t n = t.n;
+    const std::vector<int32_t>& outerEdit = t.outerEdit;
+    const std::vector<int32_t>& outerOp = t.outerOp;
+    std::vector<int32_t>& launches = t.launches;
+    std::vector<int32_t> direct;
+    assignHuge(direct, n, 0);
+    for (size_t k = 0; k < m_items.size(); ++k) {
+        const uint32_t l = state.launchSlice[k];
+        if (m_items[k].launchThread != ti || l < begin || l >= begin + n) continue;
+        const size_t li = l - begin;
+        if (outerOp[li] >= 0)
+            ++launches[size_t(outerOp[li])];
+        else if (outerEdit[li] < 0 || m_edits[size_t(outerEdit[li])].fix != Fix::CudaGraphs)
+            ++direct[li];
+    }
+    for (size_t li = 0; li < n; ++li) {
+        if (!direct[li]) continue;
+        const uint32_t i = begin + uint32_t(li);
+        const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
+        if (b - a > kGraphNodeNs * direct[li])
+            m_edits.push_back(
+                {a, b, kGraphNodeNs * int64_t(direct[li]), Fix::CudaGraphs, ti, outerEdit[li]});
+    }
+    for (size_t li = 0; li < n; ++li) {
+        if (outerOp[li] != int32_t(li) || t.hasSync[li] || launches[li] == 0) continue;
+        const uint32_t i = begin + uint32_t(li);
+        const int64_t a = std::max(s.start[i], m_w0), b = std::min(s.end(i), w1);
+        const int64_t len = std::min(b - a, kGraphNodeNs * int64_t(launches[li]));
+        if (b - a > len) m_edits.push_back({a, b, len, Fix::CudaGraphs, ti, outerEdit[li]});
+    }
+}
+
+// The innermost edit around each launch constraint (edits of one thread nest at most
+// two deep: a dispatching operator or launch inside a DataLoader/logging range).
+void Replay::findLaunchEdits() {
     std::vector<std::vector<int32_t>> editsOf(size_t(std::max(1, m_threads)));
     for (uint32_t e = 0; e < m_edits.size(); ++e)
         editsOf[size_t(m_edits[e].thread)].push_back(int32_t(e));
@@ -407,8 +502,10 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
                 it.launchEdit = *e;
         }
     }
+}
 
-    // ---- host events in recorded order (the items are merged with them in run())
+// ---- host events in recorded order (the items are merged with them in run())
+void Replay::orderHostEvents() {
     reserveHuge(m_events, 2 * m_edits.size() + m_syncs.size());
     // Starts, then ends, then waits: each comes as a few ascending runs (one per kind of edit
     // and thread: outermost ranges, disjoint), merged; the order is total, so the result is
@@ -421,7 +518,6 @@ void Replay::build(const DeviceActivity* dev, FixSet wanted) {
         if (x.type != y.type) return x.type < y.type;
         return x.idx < y.idx;
     });
-    m_valid = !m_items.empty() || m_probe != INT64_MIN;
 }
 
 int64_t Replay::run(FixSet fixes, Scratch& scratch) const {

@@ -77,8 +77,26 @@ private:
     std::vector<Item> m_items; // by start
     std::vector<Ev> m_events;  // edits and waits, by time; merged with the items in run()
 
-    void build(const DeviceActivity* dev, FixSet wanted);
     [[nodiscard]] bool active(int32_t edit, FixSet fixes) const;
+
+    // build() and its phases, in the order it runs them (replay.cpp).
+    struct BuildState; // what the phases hand each other
+    struct ThreadScan; // one replayed thread's slices, while its edits and waits are found
+    void build(const DeviceActivity* dev, FixSet wanted);
+    [[nodiscard]] bool findStepThread(const DeviceActivity* dev, BuildState& state);
+    void addGpuItems(const DeviceActivity* dev, FixSet wanted, BuildState& state);
+    void measureLatency();
+    void linkStreams(size_t nStreams);
+    void indexStreams(BuildState& state) const;
+    void findFirstLaunches(const DeviceActivity* dev, BuildState& state) const;
+    void addHostEdits(const DeviceActivity* dev, FixSet wanted, const BuildState& state);
+    void addThreadEditsAndWaits(const DeviceActivity* dev, FixSet wanted, const BuildState& state,
+                                ThreadScan& t);
+    void addGraphEdits(const BuildState& state, ThreadScan& t);
+    void findLaunchEdits();
+    void orderHostEvents();
+    [[nodiscard]] int64_t endOf(int32_t item) const; // an item's recorded end
+    [[nodiscard]] int32_t latestEnding(const BuildState& state, int64_t lo, int64_t hi) const;
 };
 
 } // namespace stallscope::analysis::detail

@@ -7,7 +7,7 @@
 #include "series_text.h"
 
 #include "stallscope/analysis/analysis_json.h"
-#include "stallscope/importers/memory_budget.h"
+#include "stallscope/analysis/regression.h"
 #include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 
@@ -178,40 +178,37 @@ int runMerge(const MergeOptions& options, std::ostream& out, std::ostream& err) 
     return 0;
 }
 
-int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err) {
-    int rc = 0;
-    bool failed = false;
-    JsonWriter w(true);
-    workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
-    lo.threads = options.threads;
-    lo.analysis = options.analysis;
-    // A folder's ranks for --ranks or --summary: rank by rank, never holding all the traces
-    // (hundreds of ranks of GBs each fit this way).
-    std::error_code ec;
-    if ((options.ranksOnly || options.summary) && options.paths.size() == 1 &&
-        std::filesystem::is_directory(options.paths.front(), ec)) {
-        auto set = workspace::digestRanks(options.paths.front(), lo);
-        if (!set) {
-            err << "stallscope-cli: " << set.error().message << "\n";
-            return 1;
-        }
-        for (const auto& p : set.value().problems) err << "stallscope-cli: skipped " << p << "\n";
-        if (options.summary) {
-            if (set.value().fromSummaries) {
-                err << "stallscope-cli: " << options.paths.front()
-                    << " holds rank summaries already: `merge` them\n";
-                return 2;
-            }
-            return writeSummaries(set.value().digests, options.output, out, err);
-        }
-        writeCrossRank(analyzeRanks(std::move(set.value().digests)), options.json, out);
-        return 0;
+namespace {
+
+/// --ranks or --summary of a folder: rank by rank, never holding all the traces (hundreds of
+/// ranks of GBs each fit this way).
+int analyzeRankFolder(const AnalyzeOptions& options, const workspace::LoadOptions& lo,
+                      std::ostream& out, std::ostream& err) {
+    auto set = workspace::digestRanks(options.paths.front(), lo);
+    if (!set) {
+        err << "stallscope-cli: " << set.error().message << "\n";
+        return 1;
     }
-    // Everything first: with two or more ranks the cross-rank summary comes before the detail.
+    for (const auto& p : set.value().problems) err << "stallscope-cli: skipped " << p << "\n";
+    if (options.summary) {
+        if (set.value().fromSummaries) {
+            err << "stallscope-cli: " << options.paths.front()
+                << " holds rank summaries already: `merge` them\n";
+            return 2;
+        }
+        return writeSummaries(set.value().digests, options.output, out, err);
+    }
+    writeCrossRank(analyzeRanks(std::move(set.value().digests)), options.json, out);
+    return 0;
+}
+
+/// Every PATH opened, what each skipped or noted said; rc 1 when one could not be opened.
+std::vector<workspace::Workspace> openPaths(const AnalyzeOptions& options,
+                                            const workspace::LoadOptions& lo, std::ostream& err,
+                                            int& rc) {
     std::vector<workspace::Workspace> loaded;
     for (const auto& path : options.paths) {
-        auto r = workspace::loadAndAnalyse(path, lo);
+        auto r = workspace::open(path, lo);
         if (!r) {
             err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
             rc = 1;
@@ -223,38 +220,121 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
             err << "stallscope-cli: " << path << ": " << n << "\n";
         loaded.push_back(std::move(r.value()));
     }
-    // Each rank once: a rank captured several times (a worker's captures in a TensorBoard
-    // folder) is summarised and detailed by its latest steady capture (capture_series.h); the
-    // captures section lists them all.
-    std::vector<RankInput> ranks;
+    return loaded;
+}
+
+/// Each rank once: a rank captured several times (a worker's captures in a TensorBoard folder)
+/// is summarised and detailed by its latest steady capture (capture_series.h); the captures
+/// section lists them all.
+struct Detail {
     std::vector<workspace::RankSeries> series;
-    std::vector<const workspace::AnalysedTrace*> detail; // per rank, its summarised capture
-    std::vector<const workspace::Workspace*> detailOf;
-    for (const auto& l : loaded) {
-        for (RankInput& r : workspace::rankInputs(l)) {
-            if (r.rank < 0) r.rank = int32_t(ranks.size());
-            ranks.push_back(std::move(r));
+    std::vector<const workspace::AnalysedTrace*> traces; // per rank, its summarised capture
+    std::vector<const workspace::Workspace*> of;
+};
+Detail detailOf(const std::vector<workspace::Workspace>& loaded) {
+    Detail d;
+    for (const auto& l : loaded)
+        for (size_t k = 0; k < l.series.size(); ++k)
+            if (const workspace::AnalysedTrace* at = l.representative(k)) {
+                d.series.push_back(l.series[k]);
+                d.traces.push_back(at);
+                d.of.push_back(&l);
+            }
+    return d;
+}
+
+/// --summary of what was opened: each rank's digest.
+int summariseOpened(const AnalyzeOptions& options, const std::vector<workspace::Workspace>& loaded,
+                    std::ostream& out, std::ostream& err) {
+    std::vector<RankInput> ranks;
+    for (const auto& l : loaded)
+        for (RankInput& r : workspace::rankInputs(l)) ranks.push_back(std::move(r));
+    // --rank when the trace does not say (no distributedInfo): the task's index.
+    if (options.rank >= 0 && ranks.size() == 1 &&
+        !ranks.front().trace->metadata().distributed.present)
+        ranks.front().rank = options.rank;
+    std::vector<RankDigest> digests;
+    for (const RankInput& r : ranks) digests.push_back(digestRank(r));
+    return writeSummaries(digests, options.output, out, err);
+}
+
+/// The gates on one rank's detail: an input cut short, and --fail-on. True when one fails.
+bool detailGatesFail(const AnalyzeOptions& options, const workspace::AnalysedTrace& at,
+                     std::ostream& err) {
+    bool failed = false;
+    const model::TraceEntry& e = at.entry;
+    // An input cut short (a truncated or damaged file): what follows the cut is missing, so
+    // "no findings" proves nothing. Said always; a gate fails unless told otherwise.
+    const model::Diagnostics& dg = e.trace->diagnostics();
+    const uint64_t cut = dg.count(model::DiagnosticKind::TruncatedInput) +
+                         dg.count(model::DiagnosticKind::CorruptCompression);
+    if (cut) {
+        err << "stallscope-cli: " << e.path
+            << " was cut short (the input ends early or its compression is damaged): the "
+               "analysis covers only what was read";
+        const bool gated = !options.failOn.empty() || !options.baseline.empty();
+        if (gated && !options.allowTruncated) {
+            err << "; the gate fails (--allow-truncated accepts it)";
+            failed = true;
         }
-        for (const workspace::RankSeries& s : l.series) {
-            series.push_back(s);
-            detail.push_back(&l.traces[s.summarisedBy().trace]);
-            detailOf.push_back(&l);
-        }
+        err << "\n";
     }
-    const bool captures = workspace::hasSeries(series);
-    if (options.summary) {
-        // --rank when the trace does not say (no distributedInfo): the task's index.
-        if (options.rank >= 0 && ranks.size() == 1 &&
-            !ranks.front().trace->metadata().distributed.present)
-            ranks.front().rank = options.rank;
-        std::vector<RankDigest> digests;
-        for (const RankInput& r : ranks) digests.push_back(digestRank(r));
-        return rc ? rc : writeSummaries(digests, options.output, out, err);
-    }
-    const bool severalRanks = ranks.size() >= 2;
-    if (!options.json && captures && !options.ranksOnly) writeCaptureSeriesText(out, series);
+    for (const FailRule& rule : options.failOn)
+        for (const Finding& f : at.analysis->findings)
+            if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
+                char line[512];
+                std::snprintf(line, sizeof line,
+                              "stallscope-cli: fail-on %s: %s saves %.1f%% of step time "
+                              "(threshold %.1f%%) in %s\n",
+                              std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(),
+                              f.savingShare * 100, rule.minPct, e.path.c_str());
+                err << line;
+                failed = true;
+            }
+    return failed;
+}
+
+/// The regression gate: the first rank of the first PATH (as detailed) against the
+/// baseline's first, the baseline opened as PATH was. 1: the baseline could not be opened;
+/// 3: regressed; 0: within the limit.
+int baselineGate(const AnalyzeOptions& options, const workspace::LoadOptions& lo,
+                 const workspace::AnalysedTrace& after, std::ostream& err) {
+    std::vector<reports::ReportInput> before;
+    if (!loadInputs(options.baseline, lo, before, err)) return 1;
+    const analysis::RegressionCheck c = analysis::checkRegression(
+        *before.front().analysis, *after.analysis, options.maxRegressionPct);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "baseline: step time %+.1f%%, GPU idle share %+.1f points (limit %.1f)\n",
+                  c.stepTimeChangePct, c.idleShareChangePts, options.maxRegressionPct);
+    err << line;
+    if (!c.regressed) return 0;
+    err << "stallscope-cli: regression: " << c.reason << "\n";
+    return 3;
+}
+
+} // namespace
+
+int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& err) {
+    workspace::LoadOptions lo;
+    lo.threads = options.threads;
+    lo.analysis = options.analysis;
+    lo.detailRanks = workspace::kEveryRank; // every rank's detail is printed
+    std::error_code ec;
+    if ((options.ranksOnly || options.summary) && options.paths.size() == 1 &&
+        std::filesystem::is_directory(options.paths.front(), ec))
+        return analyzeRankFolder(options, lo, out, err);
+    // Everything first: with two or more ranks the cross-rank summary comes before the detail.
+    int rc = 0;
+    const std::vector<workspace::Workspace> loaded = openPaths(options, lo, err, rc);
+    const Detail detail = detailOf(loaded);
+    const bool captures = workspace::hasSeries(detail.series);
+    if (options.summary) return rc ? rc : summariseOpened(options, loaded, out, err);
+    JsonWriter w(true);
+    const bool severalRanks = detail.traces.size() >= 2;
+    if (!options.json && captures && !options.ranksOnly) writeCaptureSeriesText(out, detail.series);
     if (options.ranksOnly || severalRanks) {
-        const CrossRankResult cr = analyzeRanks(ranks);
+        const CrossRankResult cr = workspace::crossRank(loaded);
         if (options.ranksOnly) {
             writeCrossRank(cr, options.json, out);
             return rc;
@@ -275,50 +355,23 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
         if (!severalRanks) w.beginObject();
         if (captures) {
             w.key("captures");
-            workspace::writeRankSeriesJson(w, series);
+            workspace::writeRankSeriesJson(w, detail.series);
         }
         w.key("traces");
     }
     if (options.json) w.beginArray();
-    for (size_t k = 0; k < detail.size(); ++k) {
-        const workspace::AnalysedTrace& at = *detail[k];
+    bool failed = false;
+    for (size_t k = 0; k < detail.traces.size(); ++k) {
+        const workspace::AnalysedTrace& at = *detail.traces[k];
         const model::TraceEntry& e = at.entry;
-        const AnalysisResult& a = *at.analysis;
         if (options.json)
-            writeAnalysisJson(w, *e.trace, a, e.path, e.rank);
+            writeAnalysisJson(w, *e.trace, *at.analysis, e.path, e.rank);
         else
-            writeAnalysisText(out, *e.trace, a,
-                              detailOf[k]->traces.size() > 1
+            writeAnalysisText(out, *e.trace, *at.analysis,
+                              detail.of[k]->traces.size() > 1
                                   ? e.path + " · rank " + std::to_string(e.rank)
                                   : e.path);
-        // An input cut short (a truncated or damaged file): what follows the cut is missing,
-        // so "no findings" proves nothing. Said always; a gate fails unless told otherwise.
-        const model::Diagnostics& dg = e.trace->diagnostics();
-        const uint64_t cut = dg.count(model::DiagnosticKind::TruncatedInput) +
-                             dg.count(model::DiagnosticKind::CorruptCompression);
-        if (cut) {
-            err << "stallscope-cli: " << e.path
-                << " was cut short (the input ends early or its compression is damaged): the "
-                   "analysis covers only what was read";
-            const bool gated = !options.failOn.empty() || !options.baseline.empty();
-            if (gated && !options.allowTruncated) {
-                err << "; the gate fails (--allow-truncated accepts it)";
-                failed = true;
-            }
-            err << "\n";
-        }
-        for (const FailRule& rule : options.failOn)
-            for (const Finding& f : a.findings)
-                if (f.kind == rule.kind && f.savingShare * 100 >= rule.minPct) {
-                    char line[512];
-                    std::snprintf(line, sizeof line,
-                                  "stallscope-cli: fail-on %s: %s saves %.1f%% of step time "
-                                  "(threshold %.1f%%) in %s\n",
-                                  std::string(findingKindName(rule.kind)).c_str(), f.id.c_str(),
-                                  f.savingShare * 100, rule.minPct, e.path.c_str());
-                    err << line;
-                    failed = true;
-                }
+        failed |= detailGatesFail(options, at, err);
     }
     if (options.json) {
         w.endArray();
@@ -327,21 +380,10 @@ int runAnalyze(const AnalyzeOptions& options, std::ostream& out, std::ostream& e
     }
     if (rc) return rc;
     if (!options.baseline.empty()) {
-        // The regression gate: the first trace of the first PATH against the baseline's first.
-        std::vector<reports::ReportInput> before, after;
-        if (!loadInputs(options.baseline, options.threads, options.analysis, before, err) ||
-            !loadInputs(options.paths.front(), options.threads, options.analysis, after, err))
-            return 1;
-        const reports::RegressionCheck c =
-            reports::checkRegression(*before.front().analysis, *after.front().analysis, options.maxRegressionPct);
-        char line[256];
-        std::snprintf(line, sizeof line, "baseline: step time %+.1f%%, GPU idle share %+.1f points (limit %.1f)\n",
-                      c.stepTimeChangePct, c.idleShareChangePts, options.maxRegressionPct);
-        err << line;
-        if (c.regressed) {
-            err << "stallscope-cli: regression: " << c.reason << "\n";
-            failed = true;
-        }
+        if (detail.traces.empty()) return 1;
+        const int gate = baselineGate(options, lo, *detail.traces.front(), err);
+        if (gate == 1) return 1;
+        failed |= gate == 3;
     }
     return failed ? 3 : 0;
 }

@@ -60,9 +60,8 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
     } restore{oldInt, oldTerm};
 
     k::KinetoDaemon daemon;
-    std::string error;
-    if (!daemon.start(o.daemonOptions, error)) {
-        err << "stallscope-cli: " << error << "\n";
+    if (const base::Status started = daemon.start(o.daemonOptions); !started) {
+        err << "stallscope-cli: " << started.error().message << "\n";
         return 1;
     }
     auto say = [&](const std::string& line) {
@@ -99,12 +98,12 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
     }
     if (r.traces.empty()) return 1;
 
-    std::vector<std::filesystem::path> written;
-    const std::filesystem::path dest = k::collectTraces(r, o.record.output, written, error);
-    if (dest.empty()) {
-        err << "stallscope-cli: " << error << "\n";
+    const base::Result<k::CollectedTraces> collected = k::collectTraces(r, o.record.output);
+    if (!collected) {
+        err << "stallscope-cli: " << collected.error().message << "\n";
         return 1;
     }
+    const std::vector<std::filesystem::path>& written = collected.value().written;
     out << "Attached: " << r.traces.size() << " trace" << (r.traces.size() == 1 ? "" : "s")
         << " from Kineto ("
         << (o.attachOptions.trace.iterations > 0
@@ -116,7 +115,7 @@ int runAttach(const RecordCommandOptions& o, std::ostream& out, std::ostream& er
             << (r.traces[i].command.empty() ? "" : ": " + r.traces[i].command) << ")\n";
     out << "\n";
     AnalyzeOptions ao;
-    ao.paths = {dest.string()};
+    ao.paths = {collected.value().open.string()};
     const int analysed = runAnalyze(ao, out, err);
     return r.problems.empty() && !r.cancelled ? analysed : 1;
 }

@@ -3,7 +3,8 @@
 #include "command.h"
 #include "record_command.h"
 #include "stallscope/base/huge_pages.h"
-#include "stallscope/importers/memory_budget.h"
+#include "stallscope/base/text_format.h"
+#include "stallscope/workspace/memory_budget.h"
 #include "terminal_filter.h"
 
 #include <unistd.h>
@@ -43,10 +44,8 @@ struct StdStreams {
         if (!makeDir()) return error = "cannot create a temporary folder", false;
         // Copied to a file in chunks (never held whole), up to what the memory budget could
         // open: `analyze - < /dev/zero` ends with a message, not with the disk or the OOM killer.
-        const uint64_t budget = stallscope::importers::defaultMemoryBudget();
         const uint64_t limit =
-            budget ? uint64_t(double(budget) / stallscope::importers::kPeakBytesPerTextByte)
-                   : uint64_t(64) << 30;
+            stallscope::workspace::textBytesWithin(stallscope::workspace::defaultMemoryBudget());
         const std::filesystem::path raw = dir / "stdin";
         std::ofstream f(raw, std::ios::binary);
         std::string chunk(1 << 20, '\0');
@@ -60,7 +59,7 @@ struct StdStreams {
             total += n;
             if (total > limit)
                 return error =
-                           "standard input passed " + stallscope::importers::formatMemory(limit) +
+                           "standard input passed " + stallscope::base::formatMemory(limit) +
                            ", more than the memory budget could open (STALLSCOPE_MEMORY_BUDGET): "
                            "save the trace to a file",
                        false;

@@ -4,8 +4,6 @@
 #include "stallscope/analysis/trace_summary.h"
 #include "stallscope/base/json_writer.h"
 #include "stallscope/base/text_format.h"
-#include "stallscope/importers/importer.h"
-#include "stallscope/importers/memory_budget.h"
 #include "stallscope/workspace/workspace.h"
 
 #include <chrono>
@@ -223,11 +221,10 @@ int runInfo(const InfoOptions& options, std::ostream& out, std::ostream& err) {
     JsonWriter w(true);
     if (options.json) w.beginArray();
     workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
     lo.threads = options.threads;
     lo.analyse = false; // what the trace holds, not why the GPU idles
     for (const auto& path : options.paths) {
-        auto r = workspace::loadAndAnalyse(path, lo);
+        auto r = workspace::open(path, lo);
         if (!r) {
             err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
             rc = 1;

@@ -3,7 +3,6 @@
 #include "analyze_command.h"
 #include "command.h"
 
-#include "stallscope/importers/memory_budget.h"
 #include "stallscope/workspace/workspace.h"
 
 #ifdef STALLSCOPE_HAVE_PDF
@@ -14,13 +13,9 @@
 
 namespace stallscope::cli {
 
-bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
+bool loadInputs(const std::string& path, const workspace::LoadOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err) {
-    workspace::LoadOptions lo;
-    lo.memoryBudgetBytes = importers::defaultMemoryBudget(); // docs/security.md
-    lo.threads = threads;
-    lo.analysis = options;
-    auto r = workspace::loadAndAnalyse(path, lo);
+    auto r = workspace::open(path, options);
     if (!r) {
         err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
         return false;
@@ -30,23 +25,15 @@ bool loadInputs(const std::string& path, unsigned threads, const analysis::Analy
     // Each rank once, by its latest steady capture (a worker captured several times is one
     // rank: workspace/capture_series.h); the --baseline gate compares those too.
     const workspace::Workspace& ws = r.value();
-    const bool several = ws.series.size() > 1;
-    for (const workspace::RankSeries& s : ws.series) {
-        const workspace::AnalysedTrace& at = ws.traces[s.summarisedBy().trace];
-        const model::TraceEntry& e = at.entry;
+    for (size_t k = 0; k < ws.series.size(); ++k) {
+        const workspace::AnalysedTrace* at = ws.representative(k);
+        if (!at) continue;
         reports::ReportInput in;
-        in.path = e.path;
-        in.rank = e.rank;
-        if (several)
-            in.label =
-                (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label +
-                (s.captures.size() > 1
-                     ? " · capture " + std::to_string(s.representative + 1) + " of " +
-                           std::to_string(s.captures.size()) + " (" +
-                           std::string(workspace::capturePhaseName(s.summarisedBy().phase)) + ")"
-                     : std::string());
-        in.trace = e.trace;
-        in.analysis = at.analysis;
+        in.path = at->entry.path;
+        in.rank = at->entry.rank;
+        in.label = workspace::representativeLabel(ws, ws.series[k]);
+        in.trace = at->entry.trace;
+        in.analysis = at->analysis;
         out.push_back(std::move(in));
     }
     if (out.empty()) {
@@ -78,10 +65,14 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     }
     reports::ReportOptions ro;
     ro.version = STALLSCOPE_VERSION;
+    // A baseline opens as the trace does: the same call, the same options.
+    workspace::LoadOptions lo;
+    lo.threads = o.threads;
+    lo.analysis = o.analysis;
+    lo.detailRanks = workspace::kEveryRank; // the report details every rank
     std::vector<reports::ReportInput> after, before;
-    if (!loadInputs(o.path, o.threads, o.analysis, after, err)) return 1;
-    if (!o.baseline.empty() && !loadInputs(o.baseline, o.threads, o.analysis, before, err))
-        return 1;
+    if (!loadInputs(o.path, lo, after, err)) return 1;
+    if (!o.baseline.empty() && !loadInputs(o.baseline, lo, before, err)) return 1;
 #ifdef STALLSCOPE_HAVE_PDF
     pdf::registerPdfReports();
 #endif

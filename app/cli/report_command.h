@@ -3,6 +3,7 @@
 // before → after comparisons.
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/reports/report.h"
+#include "stallscope/workspace/workspace.h"
 
 #include <optional>
 #include <ostream>
@@ -19,8 +20,9 @@ struct ReportOptions {
     analysis::AnalysisOptions analysis;
 };
 
-/// Loads PATH (a file or a TensorBoard folder) and analyses every trace in it.
-bool loadInputs(const std::string& path, unsigned threads, const analysis::AnalysisOptions& options,
+/// Opens PATH (a file or a TensorBoard folder; a report's input or its baseline) and gives
+/// each rank's representative capture as a report input.
+bool loadInputs(const std::string& path, const workspace::LoadOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err);
 
 /// 0 written, 1 unreadable input or the report could not be written, 2 usage.

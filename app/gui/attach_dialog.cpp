@@ -109,8 +109,8 @@ AttachDialog::AttachDialog(QWidget* parent, const k::DaemonOptions& daemonOption
     l->addWidget(m_log);
     l->addWidget(buttons);
 
-    std::string error;
-    m_serving = m_daemon.start(daemonOptions, error);
+    const base::Status started = m_daemon.start(daemonOptions);
+    m_serving = started.ok();
     if (m_serving) {
         m_banner->setText(tr("Listening on <b>%1</b> for PyTorch processes started with "
                              "<code>KINETO_USE_DAEMON=1</code> "
@@ -120,7 +120,8 @@ AttachDialog::AttachDialog(QWidget* parent, const k::DaemonOptions& daemonOption
                               .arg(QString::fromStdString(m_daemon.address()).toHtmlEscaped()));
     } else {
         m_banner->setText(
-            tr("<b>Cannot attach:</b> %1").arg(QString::fromStdString(error).toHtmlEscaped()));
+            tr("<b>Cannot attach:</b> %1")
+                .arg(QString::fromStdString(started.error().message).toHtmlEscaped()));
         m_banner->setStyleSheet("color: #b3261e");
     }
     m_trace->setEnabled(false);
@@ -212,15 +213,13 @@ void AttachDialog::startTrace() {
                 Qt::QueuedConnection);
         };
         k::AttachResult r = k::attachAndTrace(m_daemon, o, say, &m_cancel);
-        std::string error;
-        std::vector<std::filesystem::path> written;
         QString opened;
         if (!r.traces.empty() && !r.cancelled) {
-            const std::filesystem::path dest = k::collectTraces(r, output, written, error);
-            if (dest.empty())
-                r.problems.push_back(error);
+            const base::Result<k::CollectedTraces> collected = k::collectTraces(r, output);
+            if (!collected)
+                r.problems.push_back(collected.error().message);
             else
-                opened = QString::fromStdString(dest.string());
+                opened = QString::fromStdString(collected.value().open.string());
         }
         QMetaObject::invokeMethod(
             this,

@@ -103,7 +103,7 @@ void LiveRecording::finishOnWorker() {
             return;
         }
         auto doc = std::make_shared<Document>();
-        doc->path = QString::fromStdString(m_options.output.string());
+        doc->path = m_options.output.string();
         model::TraceEntry entry;
         entry.trace = trace;
         entry.path = m_options.output.string();

@@ -191,7 +191,7 @@ void MainWindow::createWidgets() {
                           "findings cover "
                           "only that part. Open the file again to read all of it.")
                            .arg(int(m_doc->readFraction * 100))
-                           .arg(QFileInfo(m_doc->path).fileName())
+                           .arg(QFileInfo(documentPath(*m_doc)).fileName())
                            .arg(QLocale().toString(qulonglong(
                                m_doc->traces.front().entry.trace->importStats().entries))));
     });
@@ -222,7 +222,7 @@ void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
     m_progress->hide();
     m_cancel->hide();
     m_acceptPartials = false;
-    if (!isSelection(doc->path)) addRecent(doc->path);
+    if (!isSelection(documentPath(*doc))) addRecent(documentPath(*doc));
     // After a progressive open the whole trace replaces the part read in the user's view.
     m_keepView = m_doc && m_doc->partial && m_doc->path == doc->path;
     setDocument(std::move(doc));
@@ -232,7 +232,8 @@ void MainWindow::onLoaded(std::shared_ptr<Document> doc) {
 }
 
 void MainWindow::onPartial(std::shared_ptr<Document> doc) {
-    if (!m_acceptPartials || !doc || doc->traces.empty() || doc->path != m_loadingPath) return;
+    if (!m_acceptPartials || !doc || doc->traces.empty() || documentPath(*doc) != m_loadingPath)
+        return;
     m_keepView = m_doc && m_doc->partial && m_doc->path == doc->path;
     setDocument(std::move(doc));
     m_keepView = false;
@@ -243,7 +244,7 @@ void MainWindow::onPartial(std::shared_ptr<Document> doc) {
 QString MainWindow::partialText(const Document& doc) const {
     const LoadedTrace& lt = doc.traces.front();
     QString text = tr("Reading %1: %2 % read, the %3 events read so far are shown.")
-                       .arg(QFileInfo(doc.path).fileName())
+                       .arg(QFileInfo(documentPath(doc)).fileName())
                        .arg(int(doc.readFraction * 100))
                        .arg(QLocale().toString(qulonglong(lt.entry.trace->importStats().entries)));
     if (lt.analysis && lt.analysis->window.endNs > lt.analysis->window.startNs &&
@@ -301,9 +302,10 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
     }
     if (!m_doc || m_doc->traces.empty()) return;
     for (int i = 0; i < m_tabs->count(); ++i) m_tabs->setTabEnabled(i, true);
-    setWindowTitle(isSelection(m_doc->path)
-                       ? tr("%1 files — Stallscope").arg(m_doc->traces.size())
-                       : QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
+    setWindowTitle(
+        isSelection(documentPath(*m_doc))
+            ? tr("%1 files — Stallscope").arg(m_doc->traces.size())
+            : QString("%1 — Stallscope").arg(QFileInfo(documentPath(*m_doc)).fileName()));
     fillRanks();
     m_exportAction->setEnabled(true);
     m_rank = -1;
@@ -319,7 +321,7 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
 
 void MainWindow::showRanksOnly() {
     // Rank summaries whose traces are not here: the ranks from their digests, no timeline.
-    setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(m_doc->path).fileName()));
+    setWindowTitle(QString("%1 — Stallscope").arg(QFileInfo(documentPath(*m_doc)).fileName()));
     m_rankComboAction->setVisible(false);
     m_captures->setSeries(nullptr, 0);
     m_capturesAction->setVisible(false);
@@ -337,7 +339,7 @@ void MainWindow::showRanksOnly() {
     }
     showView(View::Ranks);
     m_status->setText(tr("%1 ranks from their summaries").arg(m_doc->ranks.ranks.size()));
-    if (!m_doc->detailNote.isEmpty()) showWarning(m_doc->detailNote);
+    if (!m_doc->detailNote.empty()) showWarning(QString::fromStdString(m_doc->detailNote));
 }
 
 bool MainWindow::startRecording(const capture::RecordOptions& options) {
@@ -355,7 +357,7 @@ bool MainWindow::startRecording(const capture::RecordOptions& options) {
     connect(m_live, &LiveRecording::finished, this, [this](std::shared_ptr<Document> doc) {
         m_stop->hide();
         const QString status = m_status->text();
-        addRecent(doc->path);
+        addRecent(documentPath(*doc));
         setDocument(std::move(doc));
         m_status->setText(status + " · " + m_status->text());
     });
@@ -420,7 +422,7 @@ void MainWindow::showRank(int index) {
                           .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
                           .arg(QLocale().toString(qulonglong(st.entries)))
                           .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
-                          .arg(QString::number(m_doc->loadSeconds, 'f', 2))
+                          .arg(QString::number(m_doc->seconds, 'f', 2))
                           .arg(QString::fromStdString(lt.analysis->window.description)));
     syncRankPickers();
     const model::Diagnostics& diags = lt.entry.trace->diagnostics();

@@ -79,8 +79,8 @@ void MainWindow::createMenus() {
         QString filter;
         const QString suggested =
             QDir(settings::lastFolder())
-                .filePath(QFileInfo(m_doc->path).completeBaseName().section('.', 0, 0) + "." +
-                          settings::exportFormat());
+                .filePath(QFileInfo(documentPath(*m_doc)).completeBaseName().section('.', 0, 0) +
+                          "." + settings::exportFormat());
         const QString path = QFileDialog::getSaveFileName(this, tr("Export report"), suggested,
                                                           ReportExport::fileFilters(), &filter);
         if (!path.isEmpty()) exportReport(path, filter);

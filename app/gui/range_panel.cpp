@@ -50,12 +50,12 @@ RangeStats computeRangeStats(const Trace& t, const analysis::AnalysisResult* a, 
         (void)unused;
         RangeStats::Device d;
         d.device = dev;
-        d.busyNs = analysis::lengthWithin(analysis::gpuBusyIntervals(t, dev, false), lo, hi);
+        d.busyNs = model::lengthWithin(model::gpuBusyIntervals(t, dev, false), lo, hi);
         if (a)
             for (const auto& dm : a->devices)
                 if (dm.device == dev)
                     for (size_t k = 0; k < analysis::kIdleCauseCount; ++k)
-                        d.idleByCause[k] = analysis::lengthWithin(dm.idle.intervals[k], lo, hi);
+                        d.idleByCause[k] = model::lengthWithin(dm.idle.intervals[k], lo, hi);
         r.devices.push_back(d);
     }
     r.kernels = top(kernels, t, 12);

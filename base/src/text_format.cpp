@@ -58,6 +58,20 @@ std::string formatBytes(uint64_t bytes) {
     return buf;
 }
 
+std::string formatMemory(uint64_t bytes) {
+    char buf[32];
+    const double b = double(bytes);
+    if (b >= 1e9)
+        std::snprintf(buf, sizeof buf, "%.1f GB", b / 1e9);
+    else if (b >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.0f MB", b / 1e6);
+    else if (b >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.0f kB", b / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    return buf;
+}
+
 std::string formatCount(uint64_t n) {
     std::string digits = std::to_string(n);
     std::string out;

@@ -42,6 +42,15 @@ template <typename T> T get(std::string_view in, size_t at) {
     return v;
 }
 
+/// A datagram or payload of the wrong shape.
+base::Error malformed(std::string message) {
+    return {base::ErrorKind::InvalidStructure, std::move(message)};
+}
+
+base::Error startFailed(std::string message) {
+    return {base::ErrorKind::StartFailed, std::move(message)};
+}
+
 std::string commandOf(int32_t pid) {
     std::ifstream f("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
     std::string s((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -112,24 +121,24 @@ std::string encodeMessage(std::string_view type, std::string_view payload) {
     return out;
 }
 
-bool decodeMessage(std::string_view d, Message& out, std::string& error) {
+base::Result<Message> decodeMessage(std::string_view d) {
     if (d.size() < kHeaderBytes)
-        return error = "a datagram of " + std::to_string(d.size()) +
-                       " bytes, shorter than the 40-byte header",
-               false;
+        return base::Error{base::ErrorKind::Truncated,
+                           "a datagram of " + std::to_string(d.size()) +
+                               " bytes, shorter than the 40-byte header"};
     const uint64_t size = get<uint64_t>(d, 0);
     if (size != d.size() - kHeaderBytes)
-        return error = "the header announces " + std::to_string(size) +
-                       " payload bytes, the datagram has " +
-                       std::to_string(d.size() - kHeaderBytes),
-               false;
+        return malformed("the header announces " + std::to_string(size) +
+                         " payload bytes, the datagram has " +
+                         std::to_string(d.size() - kHeaderBytes));
     const std::string_view type = d.substr(8, kTypeBytes);
     const size_t nul = type.find('\0');
     if (nul == std::string_view::npos)
-        return error = "a message type without its terminating NUL", false;
+        return malformed("a message type without its terminating NUL");
+    Message out;
     out.type.assign(type.substr(0, nul));
     out.payload.assign(d.substr(kHeaderBytes));
-    return true;
+    return out;
 }
 
 std::string encodePollRequest(const PollRequest& r) {
@@ -141,20 +150,21 @@ std::string encodePollRequest(const PollRequest& r) {
     return out;
 }
 
-bool decodePollRequest(std::string_view p, PollRequest& out, std::string& error) {
+base::Result<PollRequest> decodePollRequest(std::string_view p) {
     if (p.size() < 16)
-        return error = "a \"req\" payload of " + std::to_string(p.size()) + " bytes (at least 16)",
-               false;
+        return base::Error{base::ErrorKind::Truncated, "a \"req\" payload of " +
+                                                           std::to_string(p.size()) +
+                                                           " bytes (at least 16)"};
+    PollRequest out;
     out.configType = get<int32_t>(p, 0);
     const int32_t n = get<int32_t>(p, 4);
     out.jobId = get<int64_t>(p, 8);
     if (n < 0 || n > 1024 || p.size() != 16 + 4 * size_t(n))
-        return error = "a \"req\" with " + std::to_string(n) + " pids in " +
-                       std::to_string(p.size()) + " bytes",
-               false;
+        return malformed("a \"req\" with " + std::to_string(n) + " pids in " +
+                         std::to_string(p.size()) + " bytes");
     out.pids.resize(size_t(n));
     for (int32_t i = 0; i < n; ++i) out.pids[size_t(i)] = get<int32_t>(p, 16 + 4 * size_t(i));
-    return true;
+    return out;
 }
 
 std::string encodeContext(const ContextRegistration& c) {
@@ -165,14 +175,15 @@ std::string encodeContext(const ContextRegistration& c) {
     return out;
 }
 
-bool decodeContext(std::string_view p, ContextRegistration& out, std::string& error) {
+base::Result<ContextRegistration> decodeContext(std::string_view p) {
     if (p.size() != 16)
-        return error = "a \"ctxt\" payload of " + std::to_string(p.size()) + " bytes (16 expected)",
-               false;
+        return malformed("a \"ctxt\" payload of " + std::to_string(p.size()) +
+                         " bytes (16 expected)");
+    ContextRegistration out;
     out.gpu = get<int32_t>(p, 0);
     out.pid = get<int32_t>(p, 4);
     out.jobId = get<int64_t>(p, 8);
-    return true;
+    return out;
 }
 
 size_t socketAddress(const std::string& name, const std::string& socketDir, void* addr) {
@@ -309,23 +320,25 @@ bool KinetoDaemon::Impl::accept(const ucred* cred, std::string_view what) {
 
 void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& from,
                                 socklen_t fromLen, const ucred* cred) {
-    Message m;
-    std::string error;
-    if (!decodeMessage(datagram, m, error)) {
+    const base::Result<Message> decoded = decodeMessage(datagram);
+    if (!decoded) {
         std::lock_guard lock(mutex);
-        problem("not a Kineto message: " + error);
+        problem("not a Kineto message: " + decoded.error().message);
         return;
     }
+    const Message& m = decoded.value();
     if (m.type == "req") {
         PollRequest r;
         std::string config;
         bool serve = false;
         {
             std::lock_guard lock(mutex);
-            if (!decodePollRequest(m.payload, r, error)) {
-                problem(error);
+            base::Result<PollRequest> polled = decodePollRequest(m.payload);
+            if (!polled) {
+                problem(polled.error().message);
                 return;
             }
+            r = std::move(polled.value());
             serve = !r.pids.empty() && accept(cred, "a poll");
         }
         // The sender's pid in its own namespace: what a true Kineto puts first (the kernel's
@@ -390,10 +403,12 @@ void KinetoDaemon::Impl::handle(std::string_view datagram, const sockaddr_un& fr
         int32_t count = 0;
         {
             std::lock_guard lock(mutex);
-            if (!decodeContext(m.payload, c, error)) {
-                problem(error);
+            const base::Result<ContextRegistration> registered = decodeContext(m.payload);
+            if (!registered) {
+                problem(registered.error().message);
                 return;
             }
+            c = registered.value();
             if (accept(cred, "a context registration")) {
                 const auto now = std::chrono::steady_clock::now();
                 auto it = contexts.find(cred->pid);
@@ -484,9 +499,9 @@ KinetoDaemon::~KinetoDaemon() {
     stop();
 }
 
-bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
+base::Status KinetoDaemon::start(const DaemonOptions& options) {
     Impl& d = *m_impl;
-    if (d.fd >= 0) return error = "already serving", false;
+    if (d.fd >= 0) return startFailed("already serving");
     d.options = options;
     d.socketDir = options.socketDir;
     if (d.socketDir.empty() && options.socketDirFromEnvironment)
@@ -494,17 +509,17 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
     sockaddr_un a{};
     const size_t len = socketAddress(options.name, d.socketDir, &a);
     if (len == 0)
-        return error = "the socket name " + options.name + " does not fit a Unix socket address",
-               false;
+        return startFailed("the socket name " + options.name +
+                           " does not fit a Unix socket address");
     d.fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (d.fd < 0) return error = "socket: " + detail::errnoText(errno), false;
+    if (d.fd < 0) return startFailed("socket: " + detail::errnoText(errno));
     // Every datagram comes with its sender's pid, uid and gid, as the kernel knows them.
     const int on = 1;
     if (::setsockopt(d.fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
-        error = "SO_PASSCRED: " + detail::errnoText(errno);
+        const int e = errno;
         ::close(d.fd);
         d.fd = -1;
-        return false;
+        return startFailed("SO_PASSCRED: " + detail::errnoText(e));
     }
     d.served = servedUids(options.allowedUids);
     if (!d.socketDir.empty()) {
@@ -518,10 +533,9 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
             if (!S_ISSOCK(st.st_mode)) {
                 ::close(d.fd);
                 d.fd = -1;
-                return error = std::string(a.sun_path) +
-                               " exists and is not a socket: it was left as it is (remove it, or "
-                               "choose another KINETO_IPC_SOCKET_DIR)",
-                       false;
+                return startFailed(std::string(a.sun_path) +
+                                   " exists and is not a socket: it was left as it is (remove it, "
+                                   "or choose another KINETO_IPC_SOCKET_DIR)");
             }
             ::unlink(a.sun_path);
         }
@@ -531,11 +545,10 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
         ::close(d.fd);
         d.fd = -1;
         if (e == EADDRINUSE)
-            return error = "another Kineto daemon already serves " + address() +
-                           " (dynolog, or another Stallscope attach): stop it, or ask it for the "
-                           "trace (dyno gputrace)",
-                   false;
-        return error = "cannot bind " + address() + ": " + detail::errnoText(e), false;
+            return startFailed("another Kineto daemon already serves " + address() +
+                               " (dynolog, or another Stallscope attach): stop it, or ask it for "
+                               "the trace (dyno gputrace)");
+        return startFailed("cannot bind " + address() + ": " + detail::errnoText(e));
     }
     if (!d.socketDir.empty()) {
         d.boundPath = a.sun_path;
@@ -546,15 +559,15 @@ bool KinetoDaemon::start(const DaemonOptions& options, std::string& error) {
     }
     d.wakeFd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (d.wakeFd < 0) {
-        error = "eventfd: " + detail::errnoText(errno);
+        const int e = errno;
         ::close(d.fd);
         d.fd = -1;
         if (!d.boundPath.empty()) ::unlink(d.boundPath.c_str());
         d.boundPath.clear();
-        return false;
+        return startFailed("eventfd: " + detail::errnoText(e));
     }
     d.thread = std::thread([&d] { d.serve(); });
-    return true;
+    return {};
 }
 
 void KinetoDaemon::stop() {

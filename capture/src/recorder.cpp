@@ -56,39 +56,25 @@ Recording::~Recording() {
     d.shutdownThreads();
 }
 
-std::filesystem::path Recording::socketPath() const { return m_impl->socketPath; }
+std::filesystem::path Recording::socketPath() const {
+    return m_impl->socketPath;
+}
 
 base::Status Recording::start(const RecordOptions& options) {
-    std::string error;
-    if (startOrExplain(options, error)) return {};
-    return base::Error{base::ErrorKind::StartFailed, std::move(error)};
-}
-
-base::Result<std::shared_ptr<const model::Trace>>
-Recording::finish(std::chrono::milliseconds timeout) {
-    std::string error;
-    if (auto trace = finishOrExplain(error, timeout)) return trace;
-    return base::Error{base::ErrorKind::Unwritable, std::move(error)};
-}
-
-bool Recording::startOrExplain(const RecordOptions& options, std::string& error) {
+    auto startFailed = [](std::string message) {
+        return base::Error{base::ErrorKind::StartFailed, std::move(message)};
+    };
     Impl& d = *m_impl;
-    if (d.session) {
-        error = "this recording was already started";
-        return false;
-    }
-    if (options.output.empty()) {
-        error = "no output file";
-        return false;
-    }
+    if (d.session) return startFailed("this recording was already started");
+    if (options.output.empty()) return startFailed("no output file");
     std::error_code ec;
-    if (std::string problem = base::outputTargetProblem(options.output); !problem.empty()) {
-        error = "cannot write " + options.output.string() + ": " + problem;
-        return false;
-    }
+    if (std::string problem = base::outputTargetProblem(options.output); !problem.empty())
+        return startFailed("cannot write " + options.output.string() + ": " + problem);
     d.options = options;
-    d.injection = options.injectionLibrary.empty() ? injectionLibraryPath() : options.injectionLibrary;
-    if (!makeTempDir(d.tempDir, error)) return false;
+    d.injection =
+        options.injectionLibrary.empty() ? injectionLibraryPath() : options.injectionLibrary;
+    std::string error;
+    if (!makeTempDir(d.tempDir, error)) return startFailed(std::move(error));
     d.socketPath = d.tempDir / "capture.sock";
     std::filesystem::path log = options.output;
     log += ".partial.json";
@@ -110,8 +96,9 @@ bool Recording::startOrExplain(const RecordOptions& options, std::string& error)
         d.shutdownThreads();
         std::filesystem::remove(log, ec);
         d.session.reset();
+        return startFailed(std::move(error));
     }
-    return ok;
+    return {};
 }
 
 bool Recording::Impl::runningLocked() const {
@@ -129,10 +116,12 @@ std::string Recording::Impl::gpuNoteLocked(const SessionStats& st) const {
     const bool injectionThere = !injection.empty() && std::filesystem::exists(injection);
 #ifndef STALLSCOPE_HAVE_CUPTI
     if (!injectionThere)
-        return "no GPU rows: live GPU capture is not built into this Stallscope (no CUDA toolkit at build time)";
+        return "no GPU rows: live GPU capture is not built into this Stallscope (no CUDA toolkit "
+               "at build time)";
 #endif
     if (!injectionThere)
-        return "no GPU rows: the CUPTI injection library was not found (set STALLSCOPE_CUPTI_INJECTION)";
+        return "no GPU rows: the CUPTI injection library was not found (set "
+               "STALLSCOPE_CUPTI_INJECTION)";
     if (!helloSources.count("cupti"))
         return "no GPU capture source connected (no CUDA driver or the program did not use CUDA)";
     if (!notCapturing.empty()) return "no GPU rows: " + notCapturing.front();
@@ -181,17 +170,17 @@ void Recording::Impl::shutdownThreads() {
     if (waiterThread.joinable()) waiterThread.join();
 }
 
-std::shared_ptr<const model::Trace> Recording::finishOrExplain(std::string& error,
-                                                               std::chrono::milliseconds timeout) {
+base::Result<std::shared_ptr<const model::Trace>>
+Recording::finish(std::chrono::milliseconds timeout) {
+    auto unwritable = [](std::string message) {
+        return base::Error{base::ErrorKind::Unwritable, std::move(message)};
+    };
     Impl& d = *m_impl;
     {
         std::unique_lock lock(d.mutex);
-        if (!d.session) {
-            error = "the recording was not started";
-            return nullptr;
-        }
+        if (!d.session) return unwritable("the recording was not started");
         if (d.finished) {
-            if (!d.finalTrace) error = "the recording was already finished";
+            if (!d.finalTrace) return unwritable("the recording was already finished");
             return d.finalTrace;
         }
         if (!d.cv.wait_for(lock, timeout, [&] { return !d.runningLocked(); })) {
@@ -205,7 +194,11 @@ std::shared_ptr<const model::Trace> Recording::finishOrExplain(std::string& erro
     const RecordStatus st = status();
     d.session->setInfo("command", commandJson(d.options.command));
     base::JsonWriter target(false);
-    target.beginObject().key("exit_code").value(st.exitCode).key("description").value(st.exitDescription);
+    target.beginObject()
+        .key("exit_code")
+        .value(st.exitCode)
+        .key("description")
+        .value(st.exitDescription);
     target.key("recorded_seconds").value(st.elapsedSeconds, 3).endObject();
     d.session->setInfo("target", target.str());
     if (!st.gpuNote.empty()) {
@@ -214,11 +207,10 @@ std::shared_ptr<const model::Trace> Recording::finishOrExplain(std::string& erro
         d.session->setInfo("gpu_note", note.str());
     }
     auto finished = d.session->finish(d.options.output);
-    if (!finished) error = finished.error().message;
-    auto trace = finished ? finished.value() : nullptr;
     std::lock_guard lock(d.mutex);
-    d.finalTrace = trace;
-    return trace;
+    d.finalTrace = finished ? finished.value() : nullptr;
+    if (!finished) return unwritable(finished.error().message);
+    return d.finalTrace;
 }
 
 } // namespace stallscope::capture

@@ -32,10 +32,12 @@ void writeFlows(std::vector<detail::FlowSide>& launches, std::vector<detail::Flo
     auto endpoint = [&](const detail::FlowSide& f, char ph) {
         out += ",\n{\"ph\": \"";
         out += ph;
-        out += "\", \"id\": " + std::to_string(f.correlation) + ", \"pid\": " + std::to_string(f.pid) +
-               ", \"tid\": " + std::to_string(f.tid) + ", \"ts\": ";
+        out += "\", \"id\": " + std::to_string(f.correlation) +
+               ", \"pid\": " + std::to_string(f.pid) + ", \"tid\": " + std::to_string(f.tid) +
+               ", \"ts\": ";
         detail::appendMicros(out, f.ts - base);
-        out += ph == 'f' ? ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}" : ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
+        out += ph == 'f' ? ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}"
+                         : ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}";
         model::FlowEndpoint ep;
         ep.ts = f.ts;
         ep.track = b.track(b.process(model::RowKey{f.pid, {}}), model::RowKey{f.tid, {}});
@@ -47,10 +49,11 @@ void writeFlows(std::vector<detail::FlowSide>& launches, std::vector<detail::Flo
     };
     size_t l = 0;
     for (size_t g = 0; g < gpu.size(); ++g) {
-        if (g > 0 && gpu[g].correlation == gpu[g - 1].correlation) continue;  // first GPU work only
+        if (g > 0 && gpu[g].correlation == gpu[g - 1].correlation) continue; // first GPU work only
         while (l < launches.size() && launches[l].correlation < gpu[g].correlation) ++l;
         if (l >= launches.size() || launches[l].correlation != gpu[g].correlation) continue;
-        if (l + 1 < launches.size() && launches[l + 1].correlation == gpu[g].correlation) continue;  // ambiguous
+        if (l + 1 < launches.size() && launches[l + 1].correlation == gpu[g].correlation)
+            continue; // ambiguous
         endpoint(launches[l], 's');
         endpoint(gpu[g], 'f');
     }
@@ -58,8 +61,8 @@ void writeFlows(std::vector<detail::FlowSide>& launches, std::vector<detail::Flo
 
 void writeMetadataEvents(const std::vector<MetaEntry>& entries, std::string& out) {
     using K = MetaEntry::Kind;
-    static constexpr const char* kNames[] = {"process_name", "process_labels", "process_sort_index", "thread_name",
-                                             "thread_sort_index"};
+    static constexpr const char* kNames[] = {"process_name", "process_labels", "process_sort_index",
+                                             "thread_name", "thread_sort_index"};
     for (const MetaEntry& m : entries) {
         out += ",\n{\"name\": \"";
         out += kNames[static_cast<int>(m.kind)];
@@ -82,9 +85,18 @@ std::string devicesJson(const std::map<int32_t, pb::Device>& devices) {
         const model::DeviceProperties p = detail::deviceProperties(dev);
         w.beginObject().key("id").value(p.id).key("name").value(p.name);
         w.key("totalGlobalMem").value(p.totalGlobalMem).key("computeMajor").value(p.computeMajor);
-        w.key("computeMinor").value(p.computeMinor).key("maxThreadsPerMultiprocessor").value(p.maxThreadsPerMultiprocessor);
-        w.key("regsPerMultiprocessor").value(p.regsPerMultiprocessor).key("warpSize").value(p.warpSize);
-        w.key("sharedMemPerMultiprocessor").value(p.sharedMemPerMultiprocessor).key("numSms").value(p.numSms);
+        w.key("computeMinor")
+            .value(p.computeMinor)
+            .key("maxThreadsPerMultiprocessor")
+            .value(p.maxThreadsPerMultiprocessor);
+        w.key("regsPerMultiprocessor")
+            .value(p.regsPerMultiprocessor)
+            .key("warpSize")
+            .value(p.warpSize);
+        w.key("sharedMemPerMultiprocessor")
+            .value(p.sharedMemPerMultiprocessor)
+            .key("numSms")
+            .value(p.numSms);
         w.endObject();
     }
     w.endArray();
@@ -112,10 +124,12 @@ std::string CaptureSession::Impl::closingText() {
                 {"cuda_runtime_version", &s.info.cuda_runtime_version()},
                 {"cupti_version", &s.info.cupti_version()}};
             for (const auto& field : fields) {
-                const char* key = field.first;  // not a structured binding: clang 14 cannot capture one
+                const char* key =
+                    field.first; // not a structured binding: clang 14 cannot capture one
                 const std::string* value = field.second;
-                if (!value->empty() && std::none_of(versions.begin(), versions.end(),
-                                                    [&](const auto& v) { return v.first == key; })) {
+                if (!value->empty() &&
+                    std::none_of(versions.begin(), versions.end(),
+                                 [&](const auto& v) { return v.first == key; })) {
                     std::string json;
                     detail::appendJsonString(json, *value);
                     versions.emplace_back(key, json);
@@ -140,7 +154,10 @@ std::string CaptureSession::Impl::statsJson() {
     w.key("drop_reasons").beginObject();
     for (const auto& [reason, n] : dropReasons) w.key(reason).value(n);
     w.endObject();
-    w.key("missing_batches").value(stats.missingBatches).key("bad_messages").value(stats.badMessages);
+    w.key("missing_batches")
+        .value(stats.missingBatches)
+        .key("bad_messages")
+        .value(stats.badMessages);
     w.key("problems").beginArray();
     for (const auto& p : stats.problems) w.value(p);
     w.endArray();
@@ -151,10 +168,18 @@ std::string CaptureSession::Impl::statsJson() {
             detail::SourceState& s = sources[i];
             std::lock_guard l(s.mutex);
             if (!s.hello && !s.anyBatch) continue;
-            w.beginObject().key("index").value(static_cast<uint64_t>(i)).key("source").value(s.info.source());
-            w.key("pid").value(static_cast<int64_t>(s.info.pid())).key("command_line").value(s.info.command_line());
+            w.beginObject()
+                .key("index")
+                .value(static_cast<uint64_t>(i))
+                .key("source")
+                .value(s.info.source());
+            w.key("pid")
+                .value(static_cast<int64_t>(s.info.pid()))
+                .key("command_line")
+                .value(s.info.command_line());
             w.key("clock_note").value(s.info.clock_note()).key("records").value(s.records);
-            w.key("dropped").value(s.dropped).key("end").value(s.bye.empty() ? "connection ended without Bye" : s.bye);
+            w.key("dropped").value(s.dropped).key("end").value(
+                s.bye.empty() ? "connection ended without Bye" : s.bye);
             w.endObject();
         }
     }
@@ -196,13 +221,17 @@ bool copyLog(int fd, const std::filesystem::path& output, base::AtomicFile::Comp
     return true;
 }
 
-bool isGzip(const std::filesystem::path& p) { return p.extension() == ".gz"; }
+bool isGzip(const std::filesystem::path& p) {
+    return p.extension() == ".gz";
+}
 
 /// The finished log becomes `output`: left in place, renamed, copied (another file
 /// system) or compressed (.gz); the log is removed when it was copied.
-bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::path& output, std::string& error) {
+bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::path& output,
+             std::string& error) {
     std::error_code ec;
-    if (std::filesystem::weakly_canonical(output, ec) == std::filesystem::weakly_canonical(log, ec)) return true;
+    if (std::filesystem::weakly_canonical(output, ec) == std::filesystem::weakly_canonical(log, ec))
+        return true;
     if (isGzip(output)) {
         if (!copyLog(fd, output, base::AtomicFile::Compression::Gzip, error)) return false;
         std::filesystem::remove(log, ec);
@@ -229,24 +258,17 @@ bool moveLog(int fd, const std::filesystem::path& log, const std::filesystem::pa
 
 base::Result<std::shared_ptr<const model::Trace>>
 CaptureSession::finish(const std::filesystem::path& output) {
-    std::string error;
-    if (auto trace = finishOrExplain(output, error)) return trace;
-    return base::Error{base::ErrorKind::Unwritable, std::move(error)};
-}
-
-std::shared_ptr<const model::Trace>
-CaptureSession::finishOrExplain(const std::filesystem::path& output, std::string& error) {
+    auto unwritable = [](std::string message) {
+        return base::Error{base::ErrorKind::Unwritable, std::move(message)};
+    };
     Impl& d = *m_impl;
     std::lock_guard lock(d.builderMutex);
     if (d.finalTrace) return d.finalTrace;
-    if (d.logFd < 0) {
-        error = "the capture session was not opened";
-        return nullptr;
-    }
+    if (d.logFd < 0) return unwritable("the capture session was not opened");
     d.drainLocked();
     {
         std::lock_guard l(d.mutex);
-        d.finished = true;  // later envelopes are refused
+        d.finished = true; // later envelopes are refused
     }
     d.drainLocked();
     d.builder.metadata().traceName = output.filename().string();
@@ -256,14 +278,14 @@ CaptureSession::finishOrExplain(const std::filesystem::path& output, std::string
     tail += "\n}\n";
     std::string werr;
     if (!detail::writeFile(d.logFd, tail, werr) || ::fsync(d.logFd) != 0) {
-        error = "cannot finish " + d.logPath.string() + ": " + (werr.empty() ? detail::errnoText(errno) : werr);
-        return nullptr;
+        const int e = errno;
+        return unwritable("cannot finish " + d.logPath.string() + ": " +
+                          (werr.empty() ? detail::errnoText(e) : werr));
     }
     const bool ok = moveLog(d.logFd, d.logPath, output, werr);
-    if (!ok) {
-        error = "cannot write " + output.string() + ": " + werr + "; the recorded events are in " + d.logPath.string();
-        return nullptr;
-    }
+    if (!ok)
+        return unwritable("cannot write " + output.string() + ": " + werr +
+                          "; the recorded events are in " + d.logPath.string());
     d.builder.metadata().sourcePath = output.string();
     if (isGzip(output)) {
         auto imported = importers::importFile(output);

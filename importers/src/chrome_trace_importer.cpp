@@ -6,6 +6,7 @@
 #include "chrome_envelope.h"
 #include "event_sources.h"
 
+#include "stallscope/base/text_format.h"
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/source_text.h"
 #include "stallscope/model/trace_builder.h"
@@ -21,6 +22,7 @@
 
 namespace stallscope::importers {
 
+using base::Status;
 using model::DiagnosticKind;
 using Clock = std::chrono::steady_clock;
 
@@ -91,8 +93,8 @@ private:
             if (!p) p = std::make_unique<Parsed>();
             if (!m_reader.next(p->block)) break;
             FramedText& t = *p->block.text;
-            p->outcome = parser.parseInPlace(t.data(), t.size(), p->block.offset, p->block.index == 0, p->batch,
-                                             p->block.diagnostics);
+            p->outcome = parser.parseInPlace(t.data(), t.size(), p->block.offset,
+                                             p->block.index == 0, p->batch, p->block.diagnostics);
             std::lock_guard lock(m_mutex);
             m_results.emplace(p->block.index, std::move(p));
             m_cv.notify_all();
@@ -191,7 +193,8 @@ public:
         const uint64_t joinedOffset = m_carryOffset;
         m_carry.clear();
         model::Diagnostics textDiags;
-        const auto s = m_seq.parseInPlace(joined.data(), joined.size(), joinedOffset, true, m_batch, textDiags);
+        const auto s = m_seq.parseInPlace(joined.data(), joined.size(), joinedOffset, true, m_batch,
+                                          textDiags);
         noteElements(s);
         m_merger.merge(m_batch);
         m_merger.mergeDiagnostics(textDiags);
@@ -255,7 +258,7 @@ private:
 
     BatchMerger m_merger;
     ChromeBlockParser m_seq;
-    EventBatch m_batch;  // reused for sequential parses
+    EventBatch m_batch; // reused for sequential parses
     std::string m_carry;
     size_t m_deferUntil = 0; // the carry's size before the next parse (0: every block)
     uint64_t m_carryOffset;
@@ -355,21 +358,252 @@ std::string describeFormat(model::TraceBuilder& b, bool bareArray) {
 /// The message of a refused trace: what it needs, what the budget is, what to do.
 Error overBudget(uint64_t need, uint64_t budget, const std::string& what) {
     return {ErrorKind::OverMemoryBudget,
-            what + " needs about " + formatMemory(need) + " of memory to open, more than the " + formatMemory(budget) +
-                " it may use (80 % of the memory available, or STALLSCOPE_MEMORY_BUDGET); open one rank or a "
+            what + " needs about " + base::formatMemory(need) +
+                " of memory to open, more than the " + base::formatMemory(budget) +
+                " it may use (80 % of the memory available, or STALLSCOPE_MEMORY_BUDGET); open one "
+                "rank or a "
                 "shorter profile, or a machine with more memory",
             UINT64_MAX};
 }
 
 Error streamError(const ByteStream& s, bool gzip) {
-    if (s.state() == StreamState::IoError) return {ErrorKind::Unreadable, s.message(), s.problemOffset()};
+    if (s.state() == StreamState::IoError)
+        return {ErrorKind::Unreadable, s.message(), s.problemOffset()};
     if (gzip && s.state() == StreamState::Corrupt)
         return {ErrorKind::CorruptGzip,
                 "compressed byte " + std::to_string(s.problemOffset()) + ": " + s.message(),
                 s.problemOffset()};
-    return {ErrorKind::Truncated,
-            "byte " + std::to_string(s.problemOffset()) + ": " + s.message(), s.problemOffset()};
+    return {ErrorKind::Truncated, "byte " + std::to_string(s.problemOffset()) + ": " + s.message(),
+            s.problemOffset()};
 }
+
+/// One import's phases (the numbered steps of importChromeTrace) and what they share.
+struct ChromeImport {
+    ChromeInput& input;
+    const ImportOptions& options;
+    const Clock::time_point t0;
+    ByteStream& stream;
+    const bool gzip;
+    const uint64_t budget;
+    model::TraceBuilder& builder;
+    EnvelopeHeader envelope{}; // set by readHeader()
+
+    [[nodiscard]] bool cancelled() const {
+        return options.cancel && options.cancel->load(std::memory_order_relaxed);
+    }
+
+    /// 1. Header: read until the event array is found. `head` is what was read.
+    Status readHeader(std::string& head) {
+        model::TraceMetadata& md = builder.metadata();
+        HeaderOutcome header;
+        bool eof = false;
+        size_t want = std::max<size_t>(options.blockBytes, 1 << 16);
+        while (true) {
+            while (!eof && head.size() < want) {
+                const size_t old = head.size();
+                head.resize(want);
+                const size_t got = stream.read(head.data() + old, want - old);
+                head.resize(old + got);
+                if (got == 0) eof = true;
+            }
+            if (eof && head.empty() && stream.state() != StreamState::End &&
+                stream.state() != StreamState::Ok)
+                return streamError(stream, gzip);
+            header = parseEnvelopeHeader(head, eof, md, builder.diagnostics());
+            if (header.status == HeaderStatus::Found) break;
+            if (header.status == HeaderStatus::Failed) {
+                if (stream.state() == StreamState::Corrupt ||
+                    stream.state() == StreamState::IoError)
+                    return streamError(stream, gzip);
+                if (stream.state() == StreamState::Truncated &&
+                    header.error.kind != ErrorKind::Empty) {
+                    Error e = header.error;
+                    e.kind = ErrorKind::Truncated;
+                    e.message =
+                        "the input ends before the event array starts (" + stream.message() + ")";
+                    return e;
+                }
+                return header.error;
+            }
+            if (head.size() >= kMaxHeaderBytes)
+                return Error{ErrorKind::TooLarge, "no event array in the first 1 GiB of the input",
+                             0};
+            want *= 2;
+            if (cancelled()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
+        }
+        envelope = header.header;
+        return {};
+    }
+
+    /// 2. Events: takes the blocks in file order (parsed by `pool`, or here when it is
+    /// null) and merges them; stops the reader and the pool when done.
+    Status mergeBlocks(BlockReader& reader, ParallelParser* pool, Merger& merger,
+                       PartialPublisher& partials) {
+        auto lastProgress = Clock::now();
+        // What a partial trace has of what finish() below gives the whole one.
+        auto preparePartial = [&](model::TraceBuilder& copy) {
+            model::TraceMetadata& cmd = copy.metadata();
+            cmd.sourcePath = input.path;
+            cmd.compressed = gzip;
+            cmd.bareArray = envelope.bareArray;
+            cmd.eventsArrayEnd = merger.eventsEnd();
+            cmd.formatName = describeFormat(copy, envelope.bareArray) + ", partly read";
+            if (cmd.baseTimeNs) copy.setTimeBase(*cmd.baseTimeNs);
+            // Args are read back from a plain file's text (a .gz's index is not complete yet).
+            if (options.keepEventSource && !gzip && !input.memory && !input.path.empty())
+                copy.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
+            copy.stats().inputBytes = stream.inputConsumed();
+            copy.stats().textBytes = merger.carryOffset();
+            copy.stats().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+        };
+        bool ok = true;
+        for (uint64_t index = 0;; ++index) {
+            if (cancelled()) {
+                reader.stop();
+                if (pool) pool->stop();
+                return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
+            }
+            std::unique_ptr<Parsed> parsed;
+            TextBlock block;
+            if (pool) {
+                parsed = pool->take(index);
+                if (!parsed) break;
+                block = std::move(parsed->block);
+            } else if (!reader.next(block)) {
+                break;
+            }
+            const bool last = block.last;
+            if (!merger.add(block, parsed.get())) {
+                ok = false;
+                break;
+            }
+            reader.recycle(std::move(block.text));
+            if (pool && parsed) pool->recycle(std::move(parsed));
+            // Compressed input, or a file denser than usual: stop before the model passes the
+            // budget.
+            if (budget && merger.events() * kPeakBytesPerEvent > budget) {
+                reader.stop();
+                if (pool) pool->stop();
+                const uint64_t total = stream.inputTotal(),
+                               done = std::max<uint64_t>(1, stream.inputConsumed());
+                const uint64_t need = total > done
+                                          ? uint64_t(double(merger.events() * kPeakBytesPerEvent) *
+                                                     double(total) / double(done))
+                                          : merger.events() * kPeakBytesPerEvent;
+                return overBudget(
+                    need, budget,
+                    "this trace (" + std::to_string(merger.events()) + " events in the first " +
+                        std::to_string(total ? done * 100 / total : 0) + " % of the input)");
+            }
+            partials.poll(builder, {stream.inputConsumed(), stream.inputTotal(), merger.events()},
+                          preparePartial);
+            if (options.progress && Clock::now() - lastProgress >=
+                                        std::chrono::milliseconds(options.progressIntervalMs)) {
+                lastProgress = Clock::now();
+                options.progress({stream.inputConsumed(), stream.inputTotal(), merger.events()});
+            }
+            if (last) break;
+        }
+        reader.stop();
+        if (pool) pool->stop();
+        partials.end();
+        if (!ok) return merger.error();
+        return {};
+    }
+
+    /// 3. End of input: truncation, the suffix after the array.
+    Status readEndOfInput(const Merger& merger) {
+        model::TraceMetadata& md = builder.metadata();
+        auto& diags = builder.diagnostics();
+        const bool streamBroken = stream.state() == StreamState::Truncated ||
+                                  stream.state() == StreamState::Corrupt ||
+                                  stream.state() == StreamState::IoError;
+        if (stream.state() == StreamState::IoError) return streamError(stream, gzip);
+        if (merger.closed()) {
+            parseEnvelopeSuffix(merger.suffix(), merger.suffixOffset(), envelope.bareArray, md,
+                                diags);
+        } else {
+            const std::string& carry = merger.carry();
+            const bool pendingEvent = carry.find_first_not_of(" \t\r\n,") != std::string::npos;
+            if (pendingEvent)
+                diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
+                          "the input ends inside an event (the incomplete event is not loaded)");
+            if (streamBroken)
+                diags.add(stream.state() == StreamState::Corrupt
+                              ? DiagnosticKind::CorruptCompression
+                              : DiagnosticKind::TruncatedInput,
+                          stream.problemOffset(), stream.message());
+            else if (envelope.bareArray && !pendingEvent)
+                diags.add(DiagnosticKind::UnterminatedArray, merger.carryOffset(),
+                          "no closing ']' (allowed by the Chrome trace format)");
+            else if (!pendingEvent)
+                diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
+                          "the input ends before the traceEvents array is closed");
+            if (merger.events() == 0 && (pendingEvent || streamBroken)) {
+                if (gzip && stream.state() == StreamState::Corrupt)
+                    return streamError(stream, gzip);
+                return Error{ErrorKind::Truncated,
+                             "byte " + std::to_string(merger.carryOffset()) +
+                                 ": the input ends inside the first event; nothing could be read" +
+                                 (streamBroken ? " (" + stream.message() + ")" : std::string()),
+                             merger.carryOffset()};
+            }
+        }
+
+        // An array none of whose elements is an event object (numbers, strings, arrays: someone
+        // else's JSON) is not a trace, not an empty one.
+        if (const uint64_t n = builder.stats().entries;
+            n > 0 && diags.count(DiagnosticKind::EventNotObject) == n) {
+            const uint64_t at = diags.examples(DiagnosticKind::EventNotObject).front().byteOffset;
+            const std::string array = envelope.bareArray ? "array" : "traceEvents array";
+            return Error{ErrorKind::InvalidStructure,
+                         "byte " + std::to_string(at) + ": not a trace: " +
+                             (n == 1 ? "the only element of the " + array + " is not"
+                                     : "none of the " + std::to_string(n) + " elements of the " +
+                                           array + " is") +
+                             " an event object ({\"ph\": ..., \"ts\": ...})",
+                         at};
+        }
+        return {};
+    }
+
+    /// 4. Finalize.
+    std::shared_ptr<const model::Trace> finalize(const Merger& merger) {
+        model::TraceMetadata& md = builder.metadata();
+        model::ImportStats& st = builder.stats();
+        st.inputBytes = stream.inputConsumed();
+        st.textBytes = merger.closed() ? merger.suffixOffset() + merger.suffix().size()
+                                       : merger.carryOffset() + merger.carry().size();
+        md.sourcePath = input.path;
+        md.compressed = gzip;
+        md.bareArray = envelope.bareArray;
+        md.eventsArrayClosed = merger.closed();
+        md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.eventsEnd();
+        if (!input.path.empty()) md.reopenText = SourceText::opener(input.path, gzip);
+        if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
+        if (options.keepEventSource) {
+            if (input.memory)
+                builder.setEventSource(std::make_shared<ChromeMemoryEventSource>(input.memory));
+            else if (gzip) {
+                auto index = input.gzip->takeIndex();
+                if (index) {
+                    index->setPath(input.path);
+                    builder.setEventSource(
+                        std::make_shared<ChromeGzipEventSource>(std::move(index)));
+                }
+            } else if (!input.path.empty()) {
+                builder.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
+            }
+        }
+        md.formatName = describeFormat(builder, envelope.bareArray);
+        st.seconds =
+            std::chrono::duration<double>(Clock::now() - t0).count(); // finish() adds finalize
+        auto trace = builder.finish();
+        if (options.progress)
+            options.progress({stream.inputConsumed(), stream.inputTotal(), st.entries});
+        return trace;
+    }
+};
 
 } // namespace
 
@@ -378,209 +612,45 @@ Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,
     const auto t0 = Clock::now();
     ByteStream& stream = *input.stream;
     const bool gzip = input.gzip != nullptr;
-    auto cancelled = [&] { return options.cancel && options.cancel->load(std::memory_order_relaxed); };
     // A plain file's size tells its model's size before anything is read.
     const uint64_t budget = options.memoryBudgetBytes;
     // (Not for one rank's read of a file of several ranks: the file's size is all of them.)
     if (budget && !gzip && stream.inputTotal() > 0 && !options.pids) {
-        const auto need = static_cast<uint64_t>(double(stream.inputTotal()) * kPeakBytesPerTextByte);
-        if (need > budget) return overBudget(need, budget, "this trace (" + formatMemory(stream.inputTotal()) + " of JSON)");
+        const auto need =
+            static_cast<uint64_t>(double(stream.inputTotal()) * kPeakBytesPerTextByte);
+        if (need > budget)
+            return overBudget(need, budget,
+                              "this trace (" + base::formatMemory(stream.inputTotal()) +
+                                  " of JSON)");
     }
 
     model::TraceBuilder builder;
-    model::TraceMetadata& md = builder.metadata();
+    ChromeImport run{input, options, t0, stream, gzip, budget, builder};
 
     // 1. Header: read until the event array is found.
     std::string head;
-    HeaderOutcome header;
-    bool eof = false;
-    size_t want = std::max<size_t>(options.blockBytes, 1 << 16);
-    while (true) {
-        while (!eof && head.size() < want) {
-            const size_t old = head.size();
-            head.resize(want);
-            const size_t got = stream.read(head.data() + old, want - old);
-            head.resize(old + got);
-            if (got == 0) eof = true;
-        }
-        if (eof && head.empty() && stream.state() != StreamState::End && stream.state() != StreamState::Ok)
-            return streamError(stream, gzip);
-        header = parseEnvelopeHeader(head, eof, md, builder.diagnostics());
-        if (header.status == HeaderStatus::Found) break;
-        if (header.status == HeaderStatus::Failed) {
-            if (stream.state() == StreamState::Corrupt || stream.state() == StreamState::IoError)
-                return streamError(stream, gzip);
-            if (stream.state() == StreamState::Truncated && header.error.kind != ErrorKind::Empty) {
-                Error e = header.error;
-                e.kind = ErrorKind::Truncated;
-                e.message = "the input ends before the event array starts (" + stream.message() + ")";
-                return e;
-            }
-            return header.error;
-        }
-        if (head.size() >= kMaxHeaderBytes)
-            return Error{ErrorKind::TooLarge, "no event array in the first 1 GiB of the input", 0};
-        want *= 2;
-        if (cancelled()) return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
-    }
+    if (Status s = run.readHeader(head); !s) return s.error();
 
     // 2. Events: reader thread -> (parallel) parsers -> in-order merge.
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const unsigned threads = options.threads ? options.threads : hw;
-    const uint64_t eventsBegin = header.header.eventsBegin;
+    const uint64_t eventsBegin = run.envelope.eventsBegin;
     std::string initial = head.substr(eventsBegin);
     head.clear();
     head.shrink_to_fit();
-    BlockReader reader(stream, std::move(initial), eventsBegin, options.blockBytes, 2 + 2 * threads);
+    BlockReader reader(stream, std::move(initial), eventsBegin, options.blockBytes,
+                       2 + 2 * threads);
     Merger merger(builder, eventsBegin, options.pids);
     std::unique_ptr<ParallelParser> pool;
     if (threads > 1) pool = std::make_unique<ParallelParser>(reader, threads, 4 + 2 * threads);
-
-    auto lastProgress = Clock::now();
     PartialPublisher partials(options, t0);
-    // What a partial trace has of what finish() below gives the whole one.
-    auto preparePartial = [&](model::TraceBuilder& copy) {
-        model::TraceMetadata& cmd = copy.metadata();
-        cmd.sourcePath = input.path;
-        cmd.compressed = gzip;
-        cmd.bareArray = header.header.bareArray;
-        cmd.eventsArrayEnd = merger.eventsEnd();
-        cmd.formatName = describeFormat(copy, header.header.bareArray) + ", partly read";
-        if (cmd.baseTimeNs) copy.setTimeBase(*cmd.baseTimeNs);
-        // Args are read back from a plain file's text (a .gz's index is not complete yet).
-        if (options.keepEventSource && !gzip && !input.memory && !input.path.empty())
-            copy.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
-        copy.stats().inputBytes = stream.inputConsumed();
-        copy.stats().textBytes = merger.carryOffset();
-        copy.stats().seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    bool ok = true;
-    for (uint64_t index = 0;; ++index) {
-        if (cancelled()) {
-            reader.stop();
-            if (pool) pool->stop();
-            return Error{ErrorKind::Cancelled, "import cancelled", UINT64_MAX};
-        }
-        std::unique_ptr<Parsed> parsed;
-        TextBlock block;
-        if (pool) {
-            parsed = pool->take(index);
-            if (!parsed) break;
-            block = std::move(parsed->block);
-        } else if (!reader.next(block)) {
-            break;
-        }
-        const bool last = block.last;
-        if (!merger.add(block, parsed.get())) {
-            ok = false;
-            break;
-        }
-        reader.recycle(std::move(block.text));
-        if (pool && parsed) pool->recycle(std::move(parsed));
-        // Compressed input, or a file denser than usual: stop before the model passes the budget.
-        if (budget && merger.events() * kPeakBytesPerEvent > budget) {
-            reader.stop();
-            if (pool) pool->stop();
-            const uint64_t total = stream.inputTotal(), done = std::max<uint64_t>(1, stream.inputConsumed());
-            const uint64_t need = total > done ? uint64_t(double(merger.events() * kPeakBytesPerEvent) * double(total) /
-                                                          double(done))
-                                               : merger.events() * kPeakBytesPerEvent;
-            return overBudget(need, budget,
-                              "this trace (" + std::to_string(merger.events()) + " events in the first " +
-                                  std::to_string(total ? done * 100 / total : 0) + " % of the input)");
-        }
-        partials.poll(builder, {stream.inputConsumed(), stream.inputTotal(), merger.events()},
-                      preparePartial);
-        if (options.progress &&
-            Clock::now() - lastProgress >= std::chrono::milliseconds(options.progressIntervalMs)) {
-            lastProgress = Clock::now();
-            options.progress({stream.inputConsumed(), stream.inputTotal(), merger.events()});
-        }
-        if (last) break;
-    }
-    reader.stop();
-    if (pool) pool->stop();
-    partials.end();
-    if (!ok) return merger.error();
+    if (Status s = run.mergeBlocks(reader, pool.get(), merger, partials); !s) return s.error();
 
     // 3. End of input: truncation, the suffix after the array.
-    auto& diags = builder.diagnostics();
-    const bool streamBroken = stream.state() == StreamState::Truncated ||
-                              stream.state() == StreamState::Corrupt ||
-                              stream.state() == StreamState::IoError;
-    if (stream.state() == StreamState::IoError) return streamError(stream, gzip);
-    if (merger.closed()) {
-        parseEnvelopeSuffix(merger.suffix(), merger.suffixOffset(), header.header.bareArray, md, diags);
-    } else {
-        const std::string& carry = merger.carry();
-        const bool pendingEvent = carry.find_first_not_of(" \t\r\n,") != std::string::npos;
-        if (pendingEvent)
-            diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
-                      "the input ends inside an event (the incomplete event is not loaded)");
-        if (streamBroken)
-            diags.add(stream.state() == StreamState::Corrupt ? DiagnosticKind::CorruptCompression
-                                                             : DiagnosticKind::TruncatedInput,
-                      stream.problemOffset(), stream.message());
-        else if (header.header.bareArray && !pendingEvent)
-            diags.add(DiagnosticKind::UnterminatedArray, merger.carryOffset(),
-                      "no closing ']' (allowed by the Chrome trace format)");
-        else if (!pendingEvent)
-            diags.add(DiagnosticKind::TruncatedInput, merger.carryOffset(),
-                      "the input ends before the traceEvents array is closed");
-        if (merger.events() == 0 && (pendingEvent || streamBroken)) {
-            if (gzip && stream.state() == StreamState::Corrupt) return streamError(stream, gzip);
-            return Error{ErrorKind::Truncated,
-                         "byte " + std::to_string(merger.carryOffset()) +
-                             ": the input ends inside the first event; nothing could be read" +
-                             (streamBroken ? " (" + stream.message() + ")" : std::string()),
-                         merger.carryOffset()};
-        }
-    }
-
-    // An array none of whose elements is an event object (numbers, strings, arrays: someone
-    // else's JSON) is not a trace, not an empty one.
-    if (const uint64_t n = builder.stats().entries;
-        n > 0 && diags.count(DiagnosticKind::EventNotObject) == n) {
-        const uint64_t at = diags.examples(DiagnosticKind::EventNotObject).front().byteOffset;
-        const std::string array = header.header.bareArray ? "array" : "traceEvents array";
-        return Error{ErrorKind::InvalidStructure,
-                     "byte " + std::to_string(at) + ": not a trace: " +
-                         (n == 1 ? "the only element of the " + array + " is not"
-                                 : "none of the " + std::to_string(n) + " elements of the " +
-                                       array + " is") +
-                         " an event object ({\"ph\": ..., \"ts\": ...})",
-                     at};
-    }
+    if (Status s = run.readEndOfInput(merger); !s) return s.error();
 
     // 4. Finalize.
-    model::ImportStats& st = builder.stats();
-    st.inputBytes = stream.inputConsumed();
-    st.textBytes = merger.closed() ? merger.suffixOffset() + merger.suffix().size()
-                                   : merger.carryOffset() + merger.carry().size();
-    md.sourcePath = input.path;
-    md.compressed = gzip;
-    md.bareArray = header.header.bareArray;
-    md.eventsArrayClosed = merger.closed();
-    md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.eventsEnd();
-    if (!input.path.empty()) md.reopenText = SourceText::opener(input.path, gzip);
-    if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
-    if (options.keepEventSource) {
-        if (input.memory) builder.setEventSource(std::make_shared<ChromeMemoryEventSource>(input.memory));
-        else if (gzip) {
-            auto index = input.gzip->takeIndex();
-            if (index) {
-                index->setPath(input.path);
-                builder.setEventSource(std::make_shared<ChromeGzipEventSource>(std::move(index)));
-            }
-        } else if (!input.path.empty()) {
-            builder.setEventSource(std::make_shared<ChromeFileEventSource>(input.path));
-        }
-    }
-    md.formatName = describeFormat(builder, header.header.bareArray);
-    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();  // finish() adds finalize
-    auto trace = builder.finish();
-    if (options.progress) options.progress({stream.inputConsumed(), stream.inputTotal(), st.entries});
-    return trace;
+    return run.finalize(merger);
 }
 
 } // namespace stallscope::importers

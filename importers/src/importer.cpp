@@ -3,6 +3,7 @@
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
 
+#include "stallscope/base/text_format.h"
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/format_sniffer.h"
@@ -93,12 +94,13 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
                 o.partial = nullptr; // the first pass showed the whole file progressively
                 if (o.memoryBudgetBytes) {
                     if (used >= o.memoryBudgetBytes)
-                        return Error{
-                            ErrorKind::OverMemoryBudget,
-                            path.string() + ": the first " + std::to_string(session.traces.size()) +
-                                " of its " + std::to_string(inFile.ranks.size()) +
-                                " ranks already take " + formatMemory(used) + ", the memory budget",
-                            UINT64_MAX};
+                        return Error{ErrorKind::OverMemoryBudget,
+                                     path.string() + ": the first " +
+                                         std::to_string(session.traces.size()) + " of its " +
+                                         std::to_string(inFile.ranks.size()) +
+                                         " ranks already take " + base::formatMemory(used) +
+                                         ", the memory budget",
+                                     UINT64_MAX};
                     o.memoryBudgetBytes -= used;
                 }
                 auto one = importFile(path, o);
@@ -143,11 +145,13 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
         o.partial = nullptr; // progressive open is for one file
         if (o.memoryBudgetBytes) {
             if (used >= o.memoryBudgetBytes)
-                return Error{ErrorKind::OverMemoryBudget,
-                             path.string() + ": the first " + std::to_string(session.traces.size()) + " of " +
-                                 std::to_string(run.files.size()) + " trace files already take " + formatMemory(used) +
-                                 ", the memory budget; open fewer ranks (a single file of the folder)",
-                             UINT64_MAX};
+                return Error{
+                    ErrorKind::OverMemoryBudget,
+                    path.string() + ": the first " + std::to_string(session.traces.size()) +
+                        " of " + std::to_string(run.files.size()) + " trace files already take " +
+                        base::formatMemory(used) +
+                        ", the memory budget; open fewer ranks (a single file of the folder)",
+                    UINT64_MAX};
             o.memoryBudgetBytes -= used;
         }
         auto r = importFile(f.path, o);
@@ -155,9 +159,11 @@ Result<model::Session> importPath(const fs::path& path, const ImportOptions& opt
             if (r.error().kind == ErrorKind::Cancelled) return r.error();
             if (r.error().kind == ErrorKind::OverMemoryBudget)
                 return Error{ErrorKind::OverMemoryBudget,
-                             f.path.filename().string() + " (file " + std::to_string(session.traces.size() + 1) + " of " +
-                                 std::to_string(run.files.size()) + " in the folder; the files before it take " +
-                                 formatMemory(used) + "): " + r.error().message,
+                             f.path.filename().string() + " (file " +
+                                 std::to_string(session.traces.size() + 1) + " of " +
+                                 std::to_string(run.files.size()) +
+                                 " in the folder; the files before it take " +
+                                 base::formatMemory(used) + "): " + r.error().message,
                              UINT64_MAX};
             session.problems.push_back(f.path.filename().string() + ": " + r.error().message);
             continue;

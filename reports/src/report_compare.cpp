@@ -1,6 +1,8 @@
-// Before → after comparisons and the regression gate (see report.h).
+// Before → after comparisons (see report.h); the measures and the gate are the analysis's
+// (analysis/regression.h).
 #include "report_common.h"
 
+#include "stallscope/analysis/regression.h"
 #include "stallscope/base/text_format.h"
 #include "stallscope/base/utf8.h"
 #include "stallscope/reports/escape.h"
@@ -18,15 +20,6 @@ using namespace analysis;
 using detail::pct;
 
 namespace {
-
-int64_t stepTime(const AnalysisResult& a) { return a.stepTimes.count ? a.stepTimes.meanNs : a.window.length(); }
-
-double idleShare(const AnalysisResult& a) {
-    if (a.devices.empty()) return 0;
-    double s = 0;
-    for (const auto& d : a.devices) s += double(d.idleNs) / double(std::max<int64_t>(1, d.windowNs));
-    return s / double(a.devices.size());
-}
 
 std::string signedPct(double v) {
     char buf[32];
@@ -57,7 +50,7 @@ void metricsTable(ReportDocument& doc, const AnalysisResult& b, const AnalysisRe
     Table t;
     t.header = {"Metric", "Before", "After", "Change"};
     t.rightAlign = {false, true, true, true};
-    const int64_t sb = stepTime(b), sa = stepTime(a);
+    const int64_t sb = comparedStepTimeNs(b), sa = comparedStepTimeNs(a);
     const double stepPct = sb > 0 ? 100.0 * double(sa - sb) / double(sb) : 0;
     t.rows.push_back({plain(b.stepTimes.count && a.stepTimes.count ? "Step time (mean)" : "Window"),
                       plain(formatDuration(sb)), plain(formatDuration(sa)), {change(signedPct(stepPct), stepPct, true)}});
@@ -121,35 +114,19 @@ ReportDocument buildComparison(const ReportInput& before, const ReportInput& aft
     const AnalysisResult& a = *after.analysis;
     const RegressionCheck rc = checkRegression(b, a, 0);
     doc.heading(2, "Summary", "summary");
-    doc.paragraph({{"Step time ", Style::Bold},
-                   {formatDuration(stepTime(b)) + " → " + formatDuration(stepTime(a)) + " (", Style::Plain},
-                   change(signedPct(rc.stepTimeChangePct), rc.stepTimeChangePct, true),
-                   {"); GPU idle share " + pct(idleShare(b)) + " → " + pct(idleShare(a)) + " (", Style::Plain},
-                   change(signedPts(rc.idleShareChangePts), rc.idleShareChangePts, true),
-                   {").", Style::Plain}});
+    doc.paragraph(
+        {{"Step time ", Style::Bold},
+         {formatDuration(comparedStepTimeNs(b)) + " → " + formatDuration(comparedStepTimeNs(a)) +
+              " (",
+          Style::Plain},
+         change(signedPct(rc.stepTimeChangePct), rc.stepTimeChangePct, true),
+         {"); GPU idle share " + pct(meanGpuIdleShare(b)) + " → " + pct(meanGpuIdleShare(a)) + " (",
+          Style::Plain},
+         change(signedPts(rc.idleShareChangePts), rc.idleShareChangePts, true),
+         {").", Style::Plain}});
     metricsTable(doc, b, a);
     findingsDiff(doc, b, a);
     return doc;
-}
-
-RegressionCheck checkRegression(const AnalysisResult& before, const AnalysisResult& after, double maxPct) {
-    RegressionCheck r;
-    const int64_t sb = stepTime(before), sa = stepTime(after);
-    r.stepTimeChangePct = sb > 0 ? 100.0 * double(sa - sb) / double(sb) : 0;
-    r.idleShareChangePts = 100.0 * (idleShare(after) - idleShare(before));
-    char line[256];
-    if (r.stepTimeChangePct > maxPct) {
-        std::snprintf(line, sizeof line, "step time regressed %+.1f%% (%s -> %s), more than %.1f%%", r.stepTimeChangePct,
-                      formatDuration(sb).c_str(), formatDuration(sa).c_str(), maxPct);
-        r.regressed = true;
-        r.reason = line;
-    } else if (r.idleShareChangePts > maxPct) {
-        std::snprintf(line, sizeof line, "GPU idle share regressed %+.1f points (%.1f%% -> %.1f%%), more than %.1f points",
-                      r.idleShareChangePts, idleShare(before) * 100, idleShare(after) * 100, maxPct);
-        r.regressed = true;
-        r.reason = line;
-    }
-    return r;
 }
 
 } // namespace stallscope::reports

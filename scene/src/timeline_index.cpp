@@ -1,6 +1,6 @@
 #include "stallscope/scene/timeline_index.h"
 
-#include "stallscope/analysis/gpu_metrics.h"
+#include "stallscope/model/intervals.h"
 #include "stallscope/model/time_math.h"
 
 #include <algorithm>
@@ -163,7 +163,7 @@ struct IndexBuilder {
             CounterSeries util;
             util.kind = CounterKind::Utilization;
             util.device = dev;
-            util.busy = analysis::gpuBusyIntervals(t, dev, false);
+            util.busy = model::gpuBusyIntervals(t, dev, false);
             util.unit = "%";
             x.counters.push_back(std::move(util));
             // Launch queue: +1 when a launch call returns, -1 when its work starts.

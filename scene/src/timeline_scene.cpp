@@ -37,7 +37,7 @@ Ticks placeTicks(const SceneViewport& vp, int64_t origin, double minPx) {
     return out;
 }
 
-std::vector<Shade> placeShades(const analysis::Intervals& ranges, const SceneViewport& vp) {
+std::vector<Shade> placeShades(const model::Intervals& ranges, const SceneViewport& vp) {
     std::vector<Shade> out;
     const int64_t t1 = vp.endNs();
     for (const auto& iv : ranges) {

@@ -13,6 +13,12 @@ endfunction()
 expect(stallscope_importers "stallscope_model;stallscope_base;simdjson::simdjson" "")
 expect(stallscope_importers "stallscope_analysis" "stallscope_importers -> stallscope_analysis")
 expect(stallscope_analysis "stallscope_importers" "stallscope_analysis -> stallscope_importers")
+# The scene is a sibling of the analysis (its intervals are the model's): neither uses the other.
+expect(stallscope_scene "stallscope_model;stallscope_base" "")
+expect(stallscope_scene "stallscope_analysis" "stallscope_scene -> stallscope_analysis")
+expect(stallscope_analysis "stallscope_scene" "stallscope_analysis -> stallscope_scene")
+# The one loader may hand the GUI its timeline index.
+expect(stallscope_workspace "stallscope_importers;stallscope_analysis;stallscope_scene" "")
 # Nothing goes down to up: the model and base use no layer above them.
 expect(stallscope_model "stallscope_base" "")
 expect(stallscope_model "stallscope_importers" "stallscope_model -> stallscope_importers")

@@ -101,8 +101,7 @@ private Q_SLOTS:
     void aTakenNameIsSaid() {
         QTemporaryDir dir;
         capture::kineto::KinetoDaemon other;
-        std::string error;
-        QVERIFY(other.start(inFolder(dir), error));
+        QVERIFY(other.start(inFolder(dir)).ok());
         AttachDialog dialog(nullptr, inFolder(dir));
         QVERIFY(!dialog.serving());
         QVERIFY(!dialog.traceButton()->isEnabled());

@@ -142,7 +142,9 @@ private Q_SLOTS:
         QVERIFY(w.startRecording(o));
         QVERIFY(!w.document());  // the first recording's document was closed
         // (Not by comparing Document addresses: the new one may reuse the old one's.)
-        QTRY_VERIFY_WITH_TIMEOUT(w.document() && w.document()->path == m_dir.filePath("second.json"), 20000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.document() && w.document()->path ==
+                                                     m_dir.filePath("second.json").toStdString(),
+                                 20000);
         QVERIFY2(w.statusLabel()->text().contains("exited with 4"), qPrintable(w.statusLabel()->text()));
     }
 

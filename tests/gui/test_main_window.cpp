@@ -579,7 +579,7 @@ private Q_SLOTS:
         QVERIFY(doc->manyRanks);
         QVERIFY(doc->traces.empty());
         QCOMPARE(doc->ranks.ranks.size(), size_t(8));
-        QVERIFY(doc->detailNote.contains("/nonexistent/cluster/"));
+        QVERIFY(doc->detailNote.find("/nonexistent/cluster/") != std::string::npos);
         MainWindow w;
         w.resize(1200, 800);
         w.show();

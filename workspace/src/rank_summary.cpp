@@ -387,7 +387,8 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         one.analysisThreads = 1;
         one.threads = 1;
         one.progress = nullptr;
-        one.perTrace = nullptr;
+        one.timelineIndex = false;
+        one.partial = nullptr;
         auto work = [&] {
             for (size_t i; (i = next++) < files.size();) {
                 if (options.cancel && options.cancel->load()) return;
@@ -427,6 +428,7 @@ base::Result<RankSet> digestRanks(const std::string& path, const LoadOptions& op
         const unsigned threads = std::min<unsigned>(
             options.analysisThreads ? options.analysisThreads : hw, unsigned(files.size()));
         // The ranks loaded at once share the memory budget.
+        one.memoryBudgetBytes = memoryBudgetOf(options);
         if (one.memoryBudgetBytes) one.memoryBudgetBytes /= std::max(1u, threads);
         std::vector<std::thread> pool;
         for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);

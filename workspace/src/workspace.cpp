@@ -1,5 +1,7 @@
 #include "stallscope/workspace/workspace.h"
 
+#include "stallscope/workspace/memory_budget.h"
+
 #include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
 
@@ -48,7 +50,8 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
     at.entry = e;
     const model::Trace& t = *e.trace;
     std::thread side;
-    if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(t); });
+    if (options.timelineIndex)
+        side = std::thread([&] { at.timeline = scene::TimelineIndex::build(t); });
     if (options.analyse) {
         if (const auto end = partialReadEnd(t); end && *end > t.startNs()) {
             analysis::AnalysisOptions ao = options.analysis;
@@ -64,6 +67,11 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
             at.analysis = std::make_shared<const analysis::AnalysisResult>(std::move(r));
         } else {
             ws.session.notes.push_back("no GPU work read yet: the findings come when it is");
+            auto empty = std::make_shared<analysis::AnalysisResult>();
+            empty->window.startNs = t.startNs();
+            empty->window.endNs = t.endNs();
+            empty->window.description = "no GPU work read yet";
+            at.analysis = std::move(empty);
         }
     }
     if (side.joinable()) side.join();
@@ -71,10 +79,17 @@ void publishPartial(const std::string& path, std::shared_ptr<const model::Trace>
     ws.traces.push_back(std::move(at));
     ws.series = rankSeries(ws.traces);
     ws.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!cancelled()) options.partial(std::move(ws), fraction);
+    ws.partial = true;
+    ws.readFraction = fraction;
+    if (!cancelled()) options.partial(std::move(ws));
 }
 
 } // namespace
+
+uint64_t memoryBudgetOf(const LoadOptions& options) {
+    return options.memoryBudgetBytes == kMachineMemoryBudget ? defaultMemoryBudget()
+                                                             : options.memoryBudgetBytes;
+}
 
 base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOptions& options) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -82,7 +97,7 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
     importers::ImportOptions io;
     io.threads = options.threads;
     io.cancel = options.cancel;
-    io.memoryBudgetBytes = options.memoryBudgetBytes;
+    io.memoryBudgetBytes = memoryBudgetOf(options);
     // The caller's callback: one call at a time, never backwards (a folder's files are read
     // on several threads, each reporting its own bytes from 0).
     std::mutex progressMutex;
@@ -117,8 +132,8 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
     ws.traces.resize(n);
     for (size_t i = 0; i < n; ++i) ws.traces[i].entry = ws.session.traces[i];
 
-    // Each trace is analysed (and given the caller's per-trace work) on its own; up to
-    // analysisThreads traces at once, the caller's work beside the analysis.
+    // Each trace is analysed (and its timeline indexed) on its own; up to analysisThreads
+    // traces at once, the index beside the analysis.
     const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
     const size_t workers =
         std::min<size_t>(n, options.analysisThreads ? options.analysisThreads : hw);
@@ -131,7 +146,8 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
             AnalysedTrace& at = ws.traces[i];
             const model::Trace& trace = *at.entry.trace;
             std::thread side;
-            if (options.perTrace) side = std::thread([&] { at.extra = options.perTrace(trace); });
+            if (options.timelineIndex)
+                side = std::thread([&] { at.timeline = scene::TimelineIndex::build(trace); });
             if (options.analyse)
                 at.analysis =
                     std::make_shared<const analysis::AnalysisResult>(analysis::analyze(trace, ao));
@@ -140,7 +156,8 @@ base::Result<Workspace> loadAndAnalyse(const std::string& path, const LoadOption
             if (options.progress) report(0.9 + 0.1 * double(finished) / double(n), "Analysing");
         }
     };
-    if (options.progress && (options.analyse || options.perTrace) && n) report(0.9, "Analysing");
+    if (options.progress && (options.analyse || options.timelineIndex) && n)
+        report(0.9, "Analysing");
     if (workers <= 1) {
         work();
     } else {

@@ -3,7 +3,7 @@
 // nesting depth) and counter tracks. The lanes and their queries are the scene's
 // TimelineIndex (stallscope/scene/timeline_index.h).
 #include "stallscope/analysis/analysis.h"
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/intervals.h"
 #include "stallscope/model/trace.h"
 #include "stallscope/scene/timeline_index.h"
 

@@ -24,7 +24,7 @@ struct TimelineState {
     model::SliceId selected;
     bool hasRange = false;
     int64_t rangeStart = 0, rangeEnd = 0;
-    std::vector<analysis::Interval> shaded;  // the selected finding's ranges
+    std::vector<model::Interval> shaded;     // the selected finding's ranges
     std::vector<int> shadedRows;             // rows they concern (empty = all)
     QString shadeLabel;
     std::shared_ptr<const TimelineSearchResult> search;  // the search's matches, or null

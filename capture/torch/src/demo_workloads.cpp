@@ -31,16 +31,16 @@ using detail::LoaderConfig;
 struct Workload {
     int defaultSteps = 30;
     LoaderConfig loader;
-    int logEvery = 0;          // 0: no loss logging; 1: loss.item() + a log write every step; N: every N
+    int logEvery = 0; // 0: no loss logging; 1: loss.item() + a log write every step; N: every N
     bool pinnedNonBlocking = false;
     bool autocast = false;
-    int64_t width = 64;        // hidden units of the first Linear
+    int64_t width = 64; // hidden units of the first Linear
 };
 
 Workload workloadFor(const std::string& name, bool gpu) {
     Workload w;
     w.loader.readMicros = 1000;
-    w.loader.workers = 2;      // everything but `dataloader` keeps the input pipeline off the step
+    w.loader.workers = 2; // everything but `dataloader` keeps the input pipeline off the step
     if (name == "dataloader" || name == "dataloader-fixed") {
         w.loader.readMicros = 6000;
         w.loader.workers = name == "dataloader" ? 0 : 4;
@@ -53,7 +53,7 @@ Workload workloadFor(const std::string& name, bool gpu) {
         w.defaultSteps = 20;
     } else if (name == "pageable-copies" || name == "pinned-copies") {
         w.loader.batchSize = 64;
-        w.loader.imageSize = gpu ? 64 : 32;  // larger copies where there is something to copy to
+        w.loader.imageSize = gpu ? 64 : 32; // larger copies where there is something to copy to
         w.pinnedNonBlocking = gpu && name == "pinned-copies";
         w.loader.pinMemory = w.pinnedNonBlocking;
     } else if (name == "fp32" || name == "autocast") {
@@ -66,9 +66,12 @@ Workload workloadFor(const std::string& name, bool gpu) {
 
 struct NetImpl : torch::nn::Module {
     NetImpl(int64_t imageSize, int64_t width)
-        : conv1(register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)))),
-          conv2(register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 16, 3).padding(1)))),
-          fc1(register_module("fc1", torch::nn::Linear(16 * (imageSize / 4) * (imageSize / 4), width))),
+        : conv1(register_module("conv1",
+                                torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1)))),
+          conv2(register_module("conv2",
+                                torch::nn::Conv2d(torch::nn::Conv2dOptions(8, 16, 3).padding(1)))),
+          fc1(register_module("fc1",
+                              torch::nn::Linear(16 * (imageSize / 4) * (imageSize / 4), width))),
           fc2(register_module("fc2", torch::nn::Linear(width, 10))) {}
 
     torch::Tensor forward(torch::Tensor x) {
@@ -89,7 +92,8 @@ class LossLog {
 public:
     LossLog()
         : m_path(std::filesystem::temp_directory_path() /
-                 ("stallscope-demo-" + std::to_string(getpid()) + "-" + std::to_string(s_count++) + ".log")),
+                 ("stallscope-demo-" + std::to_string(getpid()) + "-" + std::to_string(s_count++) +
+                  ".log")),
           m_fd(::open(m_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600)) {}
     ~LossLog() {
         if (m_fd >= 0) ::close(m_fd);
@@ -105,10 +109,11 @@ public:
         const auto start = std::chrono::steady_clock::now();
         const double value = loss.item<double>();
         char line[96];
-        const int n = std::snprintf(line, sizeof line, "step %lld loss %.5f\n", static_cast<long long>(step), value);
+        const int n = std::snprintf(line, sizeof line, "step %lld loss %.5f\n",
+                                    static_cast<long long>(step), value);
         if (m_fd >= 0 && n > 0) {
             const ssize_t written = ::write(m_fd, line, static_cast<size_t>(n));
-            (void)written;  // a lost log line does not matter to the demo
+            (void)written; // a lost log line does not matter to the demo
         }
         std::this_thread::sleep_until(start + std::chrono::milliseconds(2));
     }
@@ -123,7 +128,8 @@ class Trainer {
 public:
     Trainer(const Workload& w, torch::Device device)
         : m_w(w), m_device(device), m_net(w.loader.imageSize, w.width),
-          m_opt(m_net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9)), m_loader(w.loader) {
+          m_opt(m_net->parameters(), torch::optim::SGDOptions(0.01).momentum(0.9)),
+          m_loader(w.loader) {
         m_net->to(m_device);
     }
 
@@ -138,7 +144,7 @@ public:
         }
         torch::Tensor loss;
         {
-            if (m_w.autocast) at::autocast::set_enabled(true);  // FP16 matmuls/convolutions
+            if (m_w.autocast) at::autocast::set_enabled(true); // FP16 matmuls/convolutions
             loss = torch::nn::functional::cross_entropy(m_net->forward(x), y);
             if (m_w.autocast) {
                 at::autocast::set_enabled(false);
@@ -202,20 +208,26 @@ std::string cpuNote(const DemoInfo& info) {
     const std::string where = " (" + TorchRecorder::libtorchDescription() + ")";
     if (info.needsGpu)
         return "needs a GPU: GPU rows are absent on this machine" + where + ", so " + info.topic +
-               " cannot be shown; this recording is the same CPU training loop as `" + info.pairedWith + "`.";
-    return "CPU-only recording: the trace has CPU operators only; GPU rows are absent on this machine" + where + ".";
+               " cannot be shown; this recording is the same CPU training loop as `" +
+               info.pairedWith + "`.";
+    return "CPU-only recording: the trace has CPU operators only; GPU rows are absent on this "
+           "machine" +
+           where + ".";
 }
 
 std::string gpuNote() {
-    return "GPU present: the LibTorch operators are recorded here; the GPU rows (kernels, copies) come from "
-           "CUPTI when the demo runs under the recorder, as `stallscope-cli record --demo NAME` runs it.";
+    return "GPU present: the LibTorch operators are recorded here; the GPU rows (kernels, copies) "
+           "come from "
+           "CUPTI when the demo runs under the recorder, as `stallscope-cli record --demo NAME` "
+           "runs it.";
 }
 
 void runSteps(Trainer& t, TorchRecorder& rec, int steps, std::ostream* log) {
     for (int i = 0; i < steps; ++i) {
         rec.step(i);
         t.step(i);
-        if (log && ((i + 1) % 10 == 0 || i + 1 == steps)) *log << "  step " << (i + 1) << "/" << steps << "\n";
+        if (log && ((i + 1) % 10 == 0 || i + 1 == steps))
+            *log << "  step " << (i + 1) << "/" << steps << "\n";
     }
     rec.endStep();
 }
@@ -235,7 +247,8 @@ double runSampleOperators(const std::string& rangeName) {
     }
 }
 
-DemoResult runDemo(const std::string& name, capture::EnvelopeSink& sink, const DemoOptions& options) {
+DemoResult runDemo(const std::string& name, capture::EnvelopeSink& sink,
+                   const DemoOptions& options) {
     DemoResult res;
     const DemoInfo* info = findDemo(name);
     if (!info) {
@@ -244,28 +257,30 @@ DemoResult runDemo(const std::string& name, capture::EnvelopeSink& sink, const D
     }
     try {
         res.gpu = TorchRecorder::gpuAvailable();
-        const torch::Device device = res.gpu ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+        const torch::Device device =
+            res.gpu ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
         ThreadCount threads(options.threads);
         torch::manual_seed(0);
         const Workload w = workloadFor(name, res.gpu);
         RecorderOptions ro;
         ro.recordShapes = options.recordShapes;
-        TorchRecorder rec(ro);  // declared first: the trainer's loader workers end before it stops
+        TorchRecorder rec(ro); // declared first: the trainer's loader workers end before it stops
         Trainer trainer(w, device);
-        for (int i = 0; i < options.warmupSteps; ++i) trainer.step(-1 - i);  // not recorded
+        for (int i = 0; i < options.warmupSteps; ++i) trainer.step(-1 - i); // not recorded
         trainer.fillPrefetchQueue();
         trainer.resetSamples();
-        std::string error;
-        if (options.record && !rec.start(sink, error)) {
-            res.error = error;
-            return res;
+        if (options.record) {
+            if (const base::Status started = rec.start(sink); !started) {
+                res.error = started.error().message;
+                return res;
+            }
         }
         res.steps = options.steps > 0 ? options.steps : w.defaultSteps;
         const auto t0 = std::chrono::steady_clock::now();
         runSteps(trainer, rec, res.steps, options.log);
         if (res.gpu) torch::cuda::synchronize();
         res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        trainer.stopLoader();  // no worker runs operators while the callbacks are removed
+        trainer.stopLoader(); // no worker runs operators while the callbacks are removed
         rec.stop();
         const RecorderStats st = rec.stats();
         res.records = st.records;

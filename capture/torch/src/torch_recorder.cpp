@@ -49,7 +49,9 @@ ActiveGuard::ActiveGuard() {
     core = g_active.load(std::memory_order_seq_cst);
 }
 
-ActiveGuard::~ActiveGuard() { g_inFlight.fetch_sub(1, std::memory_order_seq_cst); }
+ActiveGuard::~ActiveGuard() {
+    g_inFlight.fetch_sub(1, std::memory_order_seq_cst);
+}
 
 int64_t osThreadId() {
     thread_local const int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
@@ -65,7 +67,8 @@ public:
     [[nodiscard]] uint64_t generation() const { return m_generation; }
 
     std::shared_ptr<ThreadBuffer> registerThread() {
-        auto b = std::make_shared<ThreadBuffer>(osThreadId(), currentThreadName(), m_options.threadBufferRecords);
+        auto b = std::make_shared<ThreadBuffer>(osThreadId(), currentThreadName(),
+                                                m_options.threadBufferRecords);
         std::lock_guard lock(m_buffersMutex);
         m_buffers.push_back(b);
         return b;
@@ -138,7 +141,7 @@ private:
     std::mutex m_buffersMutex;
     std::vector<std::shared_ptr<ThreadBuffer>> m_buffers;
 
-    std::mutex m_flushMutex;  // one flush at a time; guards everything below
+    std::mutex m_flushMutex; // one flush at a time; guards everything below
     capture::StringTable m_strings;
     uint64_t m_sequence = 0, m_records = 0, m_dropped = 0, m_batchCount = 0, m_threadCount = 0;
     bool m_sinkFailed = false;
@@ -150,7 +153,8 @@ private:
 };
 
 void RecorderCore::toActivity(const OpRecord& r, int64_t tid, capture::pb::Activity& a) {
-    a.set_kind(r.userScope ? capture::pb::Activity::USER_ANNOTATION : capture::pb::Activity::CPU_OP);
+    a.set_kind(r.userScope ? capture::pb::Activity::USER_ANNOTATION
+                           : capture::pb::Activity::CPU_OP);
     a.set_start_ns(r.startNs);
     a.set_end_ns(r.endNs);
     a.set_name_id(m_strings.id(r.name));
@@ -205,9 +209,13 @@ void RecorderCore::flush() {
         if (!b->announced) announce(*b);
         const int64_t tid = b->tid();
         for (;;) {
-            const size_t room = kMaxActivitiesPerBatch - static_cast<size_t>(e.batch().activities_size());
-            const size_t n = b->drain([&](const OpRecord& r) { toActivity(r, tid, *e.mutable_batch()->add_activities()); },
-                                      room);
+            const size_t room =
+                kMaxActivitiesPerBatch - static_cast<size_t>(e.batch().activities_size());
+            const size_t n = b->drain(
+                [&](const OpRecord& r) {
+                    toActivity(r, tid, *e.mutable_batch()->add_activities());
+                },
+                room);
             if (static_cast<size_t>(e.batch().activities_size()) >= kMaxActivitiesPerBatch) {
                 sendBatch(e, dropped);
                 dropped = 0;
@@ -219,7 +227,9 @@ void RecorderCore::flush() {
     // Buffers of threads that ended (only the list still holds them) and are drained.
     buffers.clear();
     std::lock_guard lock(m_buffersMutex);
-    std::erase_if(m_buffers, [](const std::shared_ptr<ThreadBuffer>& b) { return b.use_count() == 1 && b->empty(); });
+    std::erase_if(m_buffers, [](const std::shared_ptr<ThreadBuffer>& b) {
+        return b.use_count() == 1 && b->empty();
+    });
 }
 
 ThreadBuffer* threadBuffer(RecorderCore& core) {
@@ -242,7 +252,7 @@ struct TorchRecorder::Impl {
     std::unique_ptr<capture::SocketWriter> socket;
     uint64_t hooks = 0;
     detail::UserScopeHandle* step = nullptr;
-    RecorderStats last;  // of the previous recording, after stop()
+    RecorderStats last; // of the previous recording, after stop()
 };
 
 TorchRecorder::TorchRecorder(RecorderOptions options) : m_impl(std::make_unique<Impl>()) {
@@ -250,37 +260,41 @@ TorchRecorder::TorchRecorder(RecorderOptions options) : m_impl(std::make_unique<
     if (m_impl->options.flushIntervalMs <= 0) m_impl->options.flushIntervalMs = 100;
 }
 
-TorchRecorder::~TorchRecorder() { stop(); }
+TorchRecorder::~TorchRecorder() {
+    stop();
+}
 
-bool TorchRecorder::start(capture::EnvelopeSink& sink, std::string& error) {
-    if (m_impl->core) {
-        error = "this recorder is already recording";
-        return false;
-    }
+namespace {
+base::Error startFailed(std::string message) {
+    return {base::ErrorKind::StartFailed, std::move(message)};
+}
+} // namespace
+
+base::Status TorchRecorder::start(capture::EnvelopeSink& sink) {
+    if (m_impl->core) return startFailed("this recorder is already recording");
     auto core = std::make_unique<detail::RecorderCore>(sink, m_impl->options);
     detail::RecorderCore* expected = nullptr;
-    if (!detail::g_active.compare_exchange_strong(expected, core.get())) {
-        error = "another TorchRecorder is recording in this process (RecordFunction callbacks are global)";
-        return false;
-    }
+    if (!detail::g_active.compare_exchange_strong(expected, core.get()))
+        return startFailed("another TorchRecorder is recording in this process (RecordFunction "
+                           "callbacks are global)");
     core->hello();
     m_impl->core = std::move(core);
     m_impl->hooks = detail::installHooks(m_impl->options);
     m_impl->core->startThread();
-    return true;
+    return {};
 }
 
-bool TorchRecorder::startFromEnvironment(std::string& error) {
+base::Status TorchRecorder::startFromEnvironment() {
     const char* path = std::getenv(capture::kSocketEnv);
-    if (!path || !*path) {
-        error = std::string(capture::kSocketEnv) + " is not set: run the program under `stallscope-cli record -- ...`";
-        return false;
-    }
+    if (!path || !*path)
+        return startFailed(std::string(capture::kSocketEnv) +
+                           " is not set: run the program under `stallscope-cli record -- ...`");
     auto socket = std::make_unique<capture::SocketWriter>();
-    if (!socket->connect(path, error)) return false;
-    if (!start(*socket, error)) return false;
+    std::string error;
+    if (!socket->connect(path, error)) return startFailed(std::move(error));
+    if (base::Status started = start(*socket); !started) return started;
     m_impl->socket = std::move(socket);
-    return true;
+    return {};
 }
 
 void TorchRecorder::stop() {
@@ -314,13 +328,21 @@ void TorchRecorder::endStep() {
     m_impl->step = nullptr;
 }
 
-bool TorchRecorder::recording() const { return m_impl->core != nullptr; }
+bool TorchRecorder::recording() const {
+    return m_impl->core != nullptr;
+}
 
-RecorderStats TorchRecorder::stats() const { return m_impl->core ? m_impl->core->stats() : m_impl->last; }
+RecorderStats TorchRecorder::stats() const {
+    return m_impl->core ? m_impl->core->stats() : m_impl->last;
+}
 
-bool TorchRecorder::gpuAvailable() { return detail::torchGpuAvailable(); }
+bool TorchRecorder::gpuAvailable() {
+    return detail::torchGpuAvailable();
+}
 
-std::string TorchRecorder::libtorchDescription() { return detail::torchVersionText(); }
+std::string TorchRecorder::libtorchDescription() {
+    return detail::torchVersionText();
+}
 
 // ---------------------------------------------------------------- UserRange
 
@@ -332,7 +354,9 @@ UserRange::UserRange(const std::string& name) : m_impl(std::make_unique<Impl>())
     m_impl->handle = detail::beginUserScope(name);
 }
 
-UserRange::~UserRange() { end(); }
+UserRange::~UserRange() {
+    end();
+}
 
 void UserRange::end() {
     if (!m_impl->handle) return;

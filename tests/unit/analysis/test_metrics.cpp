@@ -3,7 +3,7 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/intervals.h"
 
 #include <QTest>
 

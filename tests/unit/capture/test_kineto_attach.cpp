@@ -4,6 +4,8 @@
 // `stallscope-cli record --attach` end to end. Each case uses filesystem sockets in a
 // temporary folder (KINETO_IPC_SOCKET_DIR, as Kineto supports) or an abstract name of its own,
 // so that cases running side by side, or a dynolog daemon on the machine, do not meet.
+#include "test_support.h"
+
 #include "stallscope/capture/kineto_daemon.h"
 
 #include <QProcess>
@@ -21,6 +23,8 @@
 #include <thread>
 
 using namespace stallscope::capture::kineto;
+using stallscope::test::okOr;
+using stallscope::test::valueOr;
 using namespace std::chrono_literals;
 
 namespace {
@@ -83,22 +87,23 @@ private Q_SLOTS:
         QCOMPARE(size, uint64_t(3));
         QCOMPARE(std::string(m.data() + 8), std::string("req"));
         QCOMPARE(m.substr(40), std::string("abc"));
-        Message d;
         std::string error;
-        QVERIFY(decodeMessage(m, d, error));
+        const Message d = valueOr(decodeMessage(m), error);
+        QVERIFY2(error.empty(), error.c_str());
         QCOMPARE(d.type, std::string("req"));
         QCOMPARE(d.payload, std::string("abc"));
 
         PollRequest r{kConfigActivities, 4242, {300, 200, 100}};
         const std::string p = encodePollRequest(r);
         QCOMPARE(p.size(), size_t(16 + 12));
-        PollRequest back;
-        QVERIFY(decodePollRequest(p, back, error));
+        const PollRequest back = valueOr(decodePollRequest(p), error);
+        QVERIFY2(error.empty(), error.c_str());
         QCOMPARE(back.configType, kConfigActivities);
         QCOMPARE(back.jobId, int64_t(4242));
         QCOMPARE(back.pids, (std::vector<int32_t>{300, 200, 100}));
-        ContextRegistration c{3, 77, 9}, cb;
-        QVERIFY(decodeContext(encodeContext(c), cb, error));
+        const ContextRegistration c{3, 77, 9};
+        const ContextRegistration cb = valueOr(decodeContext(encodeContext(c)), error);
+        QVERIFY2(error.empty(), error.c_str());
         QCOMPARE(cb.gpu, 3);
         QCOMPARE(cb.pid, 77);
         QCOMPARE(cb.jobId, int64_t(9));
@@ -122,29 +127,27 @@ private Q_SLOTS:
     void badMessages() {
         QFETCH(QByteArray, datagram);
         QFETCH(QString, error);
-        Message m;
-        std::string e;
-        QVERIFY(
-            !decodeMessage(std::string_view(datagram.constData(), size_t(datagram.size())), m, e));
+        const auto m =
+            decodeMessage(std::string_view(datagram.constData(), size_t(datagram.size())));
+        QVERIFY(!m);
+        const std::string& e = m.error().message;
         QVERIFY2(QString::fromStdString(e).contains(error), e.c_str());
     }
     void badPayloads() {
-        std::string e;
-        PollRequest r;
-        QVERIFY(!decodePollRequest("short", r, e));
+        QVERIFY(!decodePollRequest("short"));
         std::string p = encodePollRequest({2, 0, {1, 2}});
-        QVERIFY(
-            !decodePollRequest(p.substr(0, p.size() - 1), r, e)); // n says 2 pids, 7 bytes follow
+        const auto cut = decodePollRequest(p.substr(0, p.size() - 1)); // n says 2 pids, 7 follow
+        QVERIFY(!cut);
+        const std::string& e = cut.error().message;
         QVERIFY2(e.find("2 pids in 23 bytes") != std::string::npos, e.c_str());
         p = encodePollRequest({2, 0, {}});
         const int32_t negative = -5;
         std::memcpy(p.data() + 4, &negative, 4);
-        QVERIFY(!decodePollRequest(p, r, e));
+        QVERIFY(!decodePollRequest(p));
         const int32_t huge = 1 << 30;
         std::memcpy(p.data() + 4, &huge, 4);
-        QVERIFY(!decodePollRequest(p, r, e));
-        ContextRegistration c;
-        QVERIFY(!decodeContext(std::string(15, '\0'), c, e));
+        QVERIFY(!decodePollRequest(p));
+        QVERIFY(!decodeContext(std::string(15, '\0')));
     }
     void addresses() {
         sockaddr_un a{};
@@ -207,7 +210,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         QCOMPARE(QString::fromStdString(d.address()), "socket " + dir.path() + "/dynolog");
         const QString sock = dir.path();
         Client a(sock, {"--interval-ms", "100", "--ctxt", "0"}),
@@ -254,7 +257,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         Client a(dir.path(), {"--interval-ms", "150"}),
             b(dir.path(), {"--interval-ms", "150", "--old-kineto"});
         AttachOptions o;
@@ -284,7 +287,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         QProcess launcher;
         QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
         e.insert("KINETO_IPC_SOCKET_DIR", dir.path());
@@ -314,7 +317,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         AttachOptions o;
         o.waitForProcesses = 600ms;
         AttachResult r = attachAndTrace(d, o, [](const std::string&) {});
@@ -354,9 +357,9 @@ private Q_SLOTS:
         o.socketDirFromEnvironment = false;
         KinetoDaemon d, second;
         std::string error;
-        QVERIFY2(d.start(o, error), error.c_str());
+        QVERIFY2(okOr(d.start(o), error), error.c_str());
         QCOMPARE(d.address(), "abstract socket @" + name);
-        QVERIFY(!second.start(o, error));
+        QVERIFY(!okOr(second.start(o), error));
         QVERIFY2(error.find("another Kineto daemon already serves abstract socket @" + name) == 0,
                  error.c_str());
         Client c(QString(), {"--interval-ms", "100"}, QString::fromStdString(name));
@@ -367,7 +370,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         const int fd = ::socket(AF_UNIX, SOCK_DGRAM, 0);
         sockaddr_un to{};
         const size_t len = socketAddress("dynolog", dir.path().toStdString(), &to);
@@ -451,7 +454,7 @@ private Q_SLOTS:
         {
             KinetoDaemon d;
             std::string error;
-            QVERIFY2(d.start(o, error), error.c_str());
+            QVERIFY2(okOr(d.start(o), error), error.c_str());
             Client other(QString(), {"--interval-ms", "100", "--ctxt", "0", "--as-uid", "65534"},
                          QString::fromStdString(name));
             QVERIFY(waitFor([&] { return d.refusedPolls() >= 3; }));
@@ -475,7 +478,7 @@ private Q_SLOTS:
         o.allowedUids = {0, kNobody};
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(o, error), error.c_str());
+        QVERIFY2(okOr(d.start(o), error), error.c_str());
         Client other(QString(), {"--interval-ms", "100", "--as-uid", "65534"},
                      QString::fromStdString(name));
         QVERIFY(waitFor([&] { return d.processes().size() == 1; }));
@@ -486,7 +489,7 @@ private Q_SLOTS:
         QTemporaryDir dir;
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         // The job a spoofer wants to pass as part of: a process that is no ancestor of it.
         QProcess job;
         job.start("/bin/sleep", {"30"});
@@ -526,7 +529,7 @@ private Q_SLOTS:
         DaemonOptions opts = inFolder(dir);
         opts.maxProcesses = 2;
         std::string error;
-        QVERIFY2(d.start(opts, error), error.c_str());
+        QVERIFY2(okOr(d.start(opts), error), error.c_str());
         // 20,000 polls and registrations, each claiming another process and job.
         Client flood(dir.path(), {"--flood", "20000"});
         QVERIFY(flood.p.waitForFinished(60'000));
@@ -549,7 +552,7 @@ private Q_SLOTS:
         DaemonOptions short_ = inFolder(dir);
         short_.name = "short";
         short_.keepAlive = std::chrono::seconds(1);
-        QVERIFY2(e.start(short_, error), error.c_str());
+        QVERIFY2(okOr(e.start(short_), error), error.c_str());
         {
             Client gone(dir.path(), {"--interval-ms", "100", "--ctxt", "0", "--lifetime-ms", "300"},
                         "short");
@@ -563,33 +566,44 @@ private Q_SLOTS:
         const std::string real = dir.filePath("trace_1.pt.trace.json").toStdString();
         std::ofstream(real) << "{\"traceEvents\": []}\n";
         const uint32_t me = ::geteuid();
-        std::string why;
-        int fd = openOwnedTrace(real, me, why);
-        QVERIFY2(fd >= 0, why.c_str());
-        ::close(fd);
+        {
+            const auto opened = openOwnedTrace(real, me);
+            QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
+            QVERIFY(opened.value().get() >= 0);
+        }
         // A link planted where Kineto's file is expected, to a file only root may read.
         const std::string secret = dir.filePath("secret").toStdString();
         std::ofstream(secret) << "{\"root only\": 1}";
         ::chmod(secret.c_str(), 0600);
         const std::string planted = dir.filePath("trace_2.pt.trace.json").toStdString();
         QVERIFY(::symlink(secret.c_str(), planted.c_str()) == 0);
-        QCOMPARE(openOwnedTrace(planted, me, why), -1);
-        QVERIFY2(why.find("is a symbolic link: not read") != std::string::npos, why.c_str());
+        const auto link = openOwnedTrace(planted, me);
+        QVERIFY(!link);
+        QVERIFY(link.error().kind == stallscope::base::ErrorKind::Unreadable);
+        QVERIFY2(link.error().message.find("is a symbolic link: not read") != std::string::npos,
+                 link.error().message.c_str());
+        const auto missing =
+            openOwnedTrace(dir.filePath("trace_3.pt.trace.json").toStdString(), me);
+        QVERIFY(!missing);
+        QVERIFY(missing.error().kind == stallscope::base::ErrorKind::NotFound);
         QVERIFY(!traceFileComplete(planted));
         // collectTraces refuses it and writes nothing.
         AttachResult r;
         r.traces.push_back({2, me, "job", planted});
-        std::vector<std::filesystem::path> written;
         const std::string out = dir.filePath("out.json").toStdString();
-        QVERIFY(collectTraces(r, out, written, error_).empty());
-        QVERIFY2(error_.find("symbolic link") != std::string::npos, error_.c_str());
+        const auto collected = collectTraces(r, out);
+        QVERIFY(!collected);
+        const std::string& error = collected.error().message;
+        QVERIFY2(error.find("symbolic link") != std::string::npos, error.c_str());
         QVERIFY(!QFileInfo::exists(QString::fromStdString(out)));
         // A file another user wrote (Kineto's default name, planted before the job wrote it).
         if (me == 0) {
             const std::string other = dir.filePath("libkineto_activities_3.json").toStdString();
             std::ofstream(other) << "{\"traceEvents\": []}\n";
             QVERIFY(::chown(other.c_str(), 65534, 65534) == 0);
-            QCOMPARE(openOwnedTrace(other, 0, why), -1);
+            const auto owned = openOwnedTrace(other, 0);
+            QVERIFY(!owned);
+            const std::string& why = owned.error().message;
             QVERIFY2(why.find("is owned by uid 65534, not by the traced process's user (uid 0)") !=
                          std::string::npos,
                      why.c_str());
@@ -600,7 +614,7 @@ private Q_SLOTS:
         qputenv("KINETO_ONDEMAND_TRACE_DIR", dir.path().toUtf8());
         KinetoDaemon d;
         std::string error;
-        QVERIFY2(d.start(inFolder(dir), error), error.c_str());
+        QVERIFY2(okOr(d.start(inFolder(dir)), error), error.c_str());
         Client a(dir.path(), {"--interval-ms", "100"});
         AttachOptions o;
         o.waitForProcesses = 10s;
@@ -623,7 +637,7 @@ private Q_SLOTS:
         std::ofstream(file) << "keep me";
         KinetoDaemon d;
         std::string error;
-        QVERIFY(!d.start(inFolder(dir), error));
+        QVERIFY(!okOr(d.start(inFolder(dir)), error));
         QVERIFY2(error.find("exists and is not a socket: it was left as it is") !=
                      std::string::npos,
                  error.c_str());
@@ -632,9 +646,6 @@ private Q_SLOTS:
         std::getline(in, text);
         QCOMPARE(text, std::string("keep me"));
     }
-
-private:
-    std::string error_;
 };
 
 QTEST_GUILESS_MAIN(TestKinetoAttach)

@@ -2,6 +2,8 @@
 // nesting, shapes, sequence numbers, threads, string table, drops), and the same through a
 // CaptureSession into a trace the importer reads. No LibTorch header here: the operators
 // come from stallscope_torch's runSampleOperators().
+#include "test_support.h"
+
 #include "stallscope/capture/session.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/torch/sample_ops.h"
@@ -84,9 +86,9 @@ Decoded decode(const std::vector<pb::Envelope>& envs) {
         for (const pb::Activity& a : b.activities()) {
             d.idsValid &= a.name_id() < strings.size();
             if (a.name_id() >= strings.size()) continue;
-            d.ops.push_back(Op{strings[a.name_id()], a.kind() == pb::Activity::USER_ANNOTATION, a.start_ns(),
-                               a.end_ns(), a.tid(), a.sequence_number(), a.depth_hint(), a.external_id(),
-                               a.input_shapes()});
+            d.ops.push_back(Op{strings[a.name_id()], a.kind() == pb::Activity::USER_ANNOTATION,
+                               a.start_ns(), a.end_ns(), a.tid(), a.sequence_number(),
+                               a.depth_hint(), a.external_id(), a.input_shapes()});
         }
     }
     return d;
@@ -115,14 +117,18 @@ int64_t nowNs() {
     return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-int64_t gettidNow() { return static_cast<int64_t>(syscall(SYS_gettid)); }
+int64_t gettidNow() {
+    return static_cast<int64_t>(syscall(SYS_gettid));
+}
 
 std::string withoutSpaces(std::string s) {
     std::erase(s, ' ');
     return s;
 }
 
-bool inside(const Op& inner, const Op& outer) { return inner.start >= outer.start && inner.end <= outer.end; }
+bool inside(const Op& inner, const Op& outer) {
+    return inner.start >= outer.start && inner.end <= outer.end;
+}
 
 } // namespace
 
@@ -134,7 +140,7 @@ private Q_SLOTS:
         TorchRecorder rec;
         std::string error;
         const int64_t t0 = nowNs();
-        QVERIFY2(rec.start(sink, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(sink), error), error.c_str());
         QVERIFY(rec.recording());
         QCOMPARE(torchrec::runSampleOperators("sample"), 512.0);
         rec.stop();
@@ -153,18 +159,18 @@ private Q_SLOTS:
         const auto relus = named(d, "aten::relu");
         QCOMPARE(ranges.size(), size_t(1));
         QCOMPARE(mms.size(), size_t(1));
-        QVERIFY(named(d, "aten::mm").size() >= 3);  // + the backward pass's
+        QVERIFY(named(d, "aten::mm").size() >= 3); // + the backward pass's
         QCOMPARE(relus.size(), size_t(1));
         const Op& range = *ranges[0];
         const Op& mm = *mms[0];
         QVERIFY(range.user && !mm.user);
         QCOMPARE(relus[0]->shapes, std::string("[[8, 4]]"));
-        QVERIFY(range.shapes.empty());  // user ranges have no inputs
+        QVERIFY(range.shapes.empty()); // user ranges have no inputs
         // Times: CLOCK_REALTIME, nested by time and by depth, on this thread.
         QVERIFY(t0 <= range.start && range.end <= t1);
         QVERIFY(mm.start < mm.end);
         QVERIFY(inside(mm, range) && inside(*relus[0], range));
-        QVERIFY(mm.end <= relus[0]->start);  // relu(mm(...)): mm ran first
+        QVERIFY(mm.end <= relus[0]->start); // relu(mm(...)): mm ran first
         QVERIFY(mm.depth > range.depth);
         QCOMPARE(mm.tid, gettidNow());
         QCOMPARE(range.tid, gettidNow());
@@ -190,7 +196,7 @@ private Q_SLOTS:
         CollectingSink sink;
         TorchRecorder rec;
         std::string error;
-        QVERIFY2(rec.start(sink, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(sink), error), error.c_str());
         for (int i = 0; i < 3; ++i) {
             rec.step(i);
             QCOMPARE(torchrec::runSampleOperators(), 512.0);
@@ -215,7 +221,7 @@ private Q_SLOTS:
         CollectingSink sink;
         TorchRecorder rec;
         std::string error;
-        QVERIFY2(rec.start(sink, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(sink), error), error.c_str());
         int64_t workerTid = 0;
         std::thread worker([&] {
             pthread_setname_np(pthread_self(), "torch-test-w");
@@ -244,10 +250,10 @@ private Q_SLOTS:
         o.flushIntervalMs = 20;
         TorchRecorder rec(o);
         std::string error;
-        QVERIFY2(rec.start(sink, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(sink), error), error.c_str());
         torchrec::runSampleOperators();
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        const Decoded before = decode(sink.envelopes());  // not stopped yet
+        const Decoded before = decode(sink.envelopes()); // not stopped yet
         QVERIFY(before.batches >= 1);
         QVERIFY(!named(before, "aten::mm").empty());
         rec.stop();
@@ -257,10 +263,10 @@ private Q_SLOTS:
         CollectingSink sink;
         RecorderOptions o;
         o.threadBufferRecords = 16;
-        o.flushIntervalMs = 60'000;  // nothing drains the buffer before stop()
+        o.flushIntervalMs = 60'000; // nothing drains the buffer before stop()
         TorchRecorder rec(o);
         std::string error;
-        QVERIFY2(rec.start(sink, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(sink), error), error.c_str());
         for (int i = 0; i < 10; ++i) torchrec::runSampleOperators();
         rec.stop();
         const Decoded d = decode(sink.envelopes());
@@ -276,26 +282,25 @@ private Q_SLOTS:
         CollectingSink a, b;
         TorchRecorder first, second;
         std::string error;
-        QVERIFY2(first.start(a, error), error.c_str());
-        QVERIFY(!second.start(b, error));
+        QVERIFY2(test::okOr(first.start(a), error), error.c_str());
+        QVERIFY(!test::okOr(second.start(b), error));
         QVERIFY(error.find("another TorchRecorder") != std::string::npos);
         QVERIFY(b.envelopes().empty());
         first.stop();
-        first.stop();  // idempotent
+        first.stop(); // idempotent
         const size_t sent = a.envelopes().size();
         torchrec::runSampleOperators();
-        {
-            torchrec::UserRange r("not recorded");
-        }
+        { torchrec::UserRange r("not recorded"); }
         QCOMPARE(a.envelopes().size(), sent);
-        QVERIFY2(second.start(b, error), error.c_str());  // free again
+        QVERIFY2(test::okOr(second.start(b), error), error.c_str()); // free again
         torchrec::runSampleOperators();
         second.stop();
         QCOMPARE(forwardMms(decode(b.envelopes())).size(), size_t(1));
     }
 
     void sessionWritesATraceTheImporterReads() {
-        const auto dir = std::filesystem::temp_directory_path() / ("stallscope-torchrec-" + std::to_string(getpid()));
+        const auto dir = std::filesystem::temp_directory_path() /
+                         ("stallscope-torchrec-" + std::to_string(getpid()));
         std::filesystem::create_directories(dir);
         const auto out = dir / "recorded.json";
         capture::CaptureSession session(out);
@@ -303,7 +308,7 @@ private Q_SLOTS:
         const base::Status opened = session.open();
         QVERIFY2(opened, opened ? "" : opened.error().message.c_str());
         TorchRecorder rec;
-        QVERIFY2(rec.start(session, error), error.c_str());
+        QVERIFY2(test::okOr(rec.start(session), error), error.c_str());
         for (int i = 0; i < 2; ++i) {
             rec.step(i);
             torchrec::runSampleOperators();
@@ -320,13 +325,15 @@ private Q_SLOTS:
         for (uint32_t i = 0; i < s.size(); ++i) {
             const std::string_view n = t.str(s.name[i]);
             if (n == "aten::relu" && s.kind[i] == model::EventKind::CpuOp) ++relu;
-            if (n.substr(0, 13) == "ProfilerStep#" && s.kind[i] == model::EventKind::UserAnnotation) ++steps;
+            if (n.substr(0, 13) == "ProfilerStep#" && s.kind[i] == model::EventKind::UserAnnotation)
+                ++steps;
             if (n != "aten::mm" || !t.sliceArgs(model::SliceId(i), args, error)) continue;
-            for (const auto& a : args) forwardMm += a.key == "Input Dims" && withoutSpaces(a.json) == "[[8,16],[16,4]]";
+            for (const auto& a : args)
+                forwardMm += a.key == "Input Dims" && withoutSpaces(a.json) == "[[8,16],[16,4]]";
         }
         QCOMPARE(relu, size_t(2));
         QCOMPARE(steps, size_t(2));
-        QCOMPARE(forwardMm, size_t(2));  // the shapes reach the trace's args
+        QCOMPARE(forwardMm, size_t(2)); // the shapes reach the trace's args
         std::filesystem::remove_all(dir);
     }
 };

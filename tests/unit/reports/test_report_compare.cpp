@@ -4,6 +4,7 @@
 #include "test_support.h"
 #include "trace_text.h"
 
+#include "stallscope/analysis/regression.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/reports/report.h"
 
@@ -11,6 +12,8 @@
 
 using namespace stallscope;
 using namespace stallscope::reports;
+using stallscope::analysis::checkRegression;
+using stallscope::analysis::RegressionCheck;
 using test::TraceText;
 
 namespace {

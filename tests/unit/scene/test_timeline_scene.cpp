@@ -117,7 +117,7 @@ private Q_SLOTS:
 
     void shadesAreClippedWidenedAndLabelled() {
         const SceneViewport vp{0, 1000, 100, 1100}; // [0, 1 ms) over x 100 .. 1100
-        const analysis::Intervals ranges = {
+        const model::Intervals ranges = {
             {-5000, -4000}, {10'000, 10'100}, {200'000, 500'000}, {900'000, 5'000'000}};
         const auto shades = scene::placeShades(ranges, vp);
         QCOMPARE(shades.size(), size_t(3)); // the first lies left of the view

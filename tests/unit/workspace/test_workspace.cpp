@@ -1,8 +1,11 @@
 // The one loader: a path imported and every trace analysed (in parallel for folders), the
-// caller's per-trace work beside the analysis, progress, cancel and errors.
+// timeline index beside the analysis, progress, cancel and errors; open() with the ranks
+// compared, many ranks as digests plus one rank's detail, and the memory budget by default.
 #include "test_support.h"
 
 #include "stallscope/importers/memory_budget.h"
+#include "stallscope/workspace/memory_budget.h"
+#include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 
 #include <QTemporaryDir>
@@ -46,10 +49,10 @@ private Q_SLOTS:
         std::vector<Part> parts;
         workspace::LoadOptions o;
         o.partialFirstMs = 1;
-        o.perTrace = [](const model::Trace& t) -> std::shared_ptr<const void> {
-            return std::make_shared<size_t>(t.eventCount());
-        };
-        o.partial = [&](workspace::Workspace&& ws, double fraction) {
+        o.timelineIndex = true;
+        o.partial = [&](workspace::Workspace&& ws) {
+            QVERIFY(ws.partial);
+            const double fraction = ws.readFraction;
             QCOMPARE(ws.traces.size(), size_t(1));
             const workspace::AnalysedTrace& at = ws.traces.front();
             const model::Trace& t = *at.entry.trace;
@@ -57,15 +60,16 @@ private Q_SLOTS:
             Part p{t.importStats().entries,
                    fraction,
                    t.metadata().formatName.find("partly read") != std::string::npos,
-                   bool(at.analysis),
+                   at.analysis && at.analysis->window.description != "no GPU work read yet",
                    at.analysis && end && at.analysis->window.endNs == *end &&
                        at.analysis->window.description.rfind("the part read (its first ", 0) == 0,
                    false};
+            // Not analysed yet: an empty analysis says so, and a note.
             p.noteWhenNotAnalysed =
-                at.analysis || (!ws.session.notes.empty() &&
-                                ws.session.notes.front().find("no GPU work read yet") == 0);
-            QVERIFY(at.extra &&
-                    *std::static_pointer_cast<const size_t>(at.extra) == t.eventCount());
+                p.analysed || (at.analysis && !ws.session.notes.empty() &&
+                               ws.session.notes.front().find("no GPU work read yet") == 0);
+            // The timeline's index comes with the part, built from its events.
+            QVERIFY(at.timeline && at.timeline->lanes.size() == t.tracks().size());
             parts.push_back(p);
         };
         auto r = workspace::loadAndAnalyse(path.string(), o);
@@ -105,7 +109,7 @@ private Q_SLOTS:
         o.partialFirstMs = 1;
         o.memoryBudgetBytes = entries * importers::kPeakBytesPerEvent * 102 / 100;
         std::vector<uint64_t> parts;
-        o.partial = [&](workspace::Workspace&& ws, double) {
+        o.partial = [&](workspace::Workspace&& ws) {
             parts.push_back(ws.traces.front().entry.trace->importStats().entries);
         };
         QVERIFY(workspace::loadAndAnalyse(path.string(), o));
@@ -125,7 +129,7 @@ private Q_SLOTS:
         workspace::LoadOptions o;
         o.cancel = &cancel;
         o.partialFirstMs = 1;
-        o.partial = [&](workspace::Workspace&&, double) {
+        o.partial = [&](workspace::Workspace&&) {
             ++parts;
             cancel = true;
         };
@@ -183,19 +187,17 @@ private Q_SLOTS:
         QVERIFY(!r.value().traces[0].analysis);
     }
 
-    void perTraceWorkRunsBesideTheAnalysis() {
+    void timelineIndexBuiltBesideTheAnalysis() {
         workspace::LoadOptions o;
-        std::atomic<int> calls{0};
-        o.perTrace = [&](const model::Trace& t) -> std::shared_ptr<const void> {
-            ++calls;
-            return std::make_shared<const size_t>(t.slices().size());
-        };
+        auto plain = workspace::loadAndAnalyse(dataTrace("launch_bound_steps.json"), o);
+        QVERIFY(plain);
+        QVERIFY(!plain.value().traces[0].timeline); // only when asked
+        o.timelineIndex = true;
         auto r = workspace::loadAndAnalyse(dataTrace("launch_bound_steps.json"), o);
         QVERIFY(r);
-        QCOMPARE(calls.load(), 1);
-        const auto n = std::static_pointer_cast<const size_t>(r.value().traces[0].extra);
-        QVERIFY(n);
-        QCOMPARE(*n, r.value().traces[0].entry.trace->slices().size());
+        const workspace::AnalysedTrace& at = r.value().traces[0];
+        QVERIFY(at.timeline && at.analysis);
+        QCOMPARE(at.timeline->lanes.size(), at.entry.trace->tracks().size());
     }
 
     void errorsAreTheImportersAndCancelIsSaid() {
@@ -236,6 +238,87 @@ private Q_SLOTS:
         }
         QVERIFY(std::is_sorted(fractions.begin(), fractions.end()));
         QCOMPARE(fractions.back(), 1.0);
+    }
+
+    // The budget is the machine's unless the caller sets one (0: none).
+    void theMachinesBudgetByDefault() {
+        workspace::LoadOptions o;
+        QCOMPARE(o.memoryBudgetBytes, workspace::kMachineMemoryBudget);
+        qputenv("STALLSCOPE_MEMORY_BUDGET", "64M");
+        QCOMPARE(workspace::memoryBudgetOf(o), uint64_t(64) << 20);
+        // A 64 MiB budget refuses what needs more, through the default options.
+        o.memoryBudgetBytes = 1000;
+        QCOMPARE(workspace::memoryBudgetOf(o), uint64_t(1000));
+        auto tight = workspace::open(dataTrace("launch_bound_steps.json"), o);
+        QVERIFY(!tight);
+        QCOMPARE(tight.error().kind, base::ErrorKind::OverMemoryBudget);
+        o.memoryBudgetBytes = 0;
+        QCOMPARE(workspace::memoryBudgetOf(o), uint64_t(0));
+        qunsetenv("STALLSCOPE_MEMORY_BUDGET");
+    }
+
+    // open(): the ranks of a folder compared; above detailRanks, every rank as a digest and
+    // the straggler's trace as the detail, another rank's on demand; the same cross-rank
+    // answer either way.
+    void openComparesRanksAndHoldsFewTraces() {
+        const auto folder = test::sharedTraces() / "param-dlrm-8rank";
+        if (!std::filesystem::exists(folder)) QSKIP("../shared/traces is absent");
+        workspace::LoadOptions o;
+        auto all = workspace::open(folder.string(), o);
+        QVERIFY2(all, all ? "" : all.error().message.c_str());
+        const workspace::Workspace& ws = all.value();
+        QVERIFY(!ws.manyRanks);
+        QCOMPARE(ws.traces.size(), size_t(8));
+        QCOMPARE(ws.ranks.ranks.size(), size_t(8));
+        QVERIFY(ws.ranks.straggler >= 0);
+        o.detailRanks = 4;
+        auto many = workspace::open(folder.string(), o);
+        QVERIFY2(many, many ? "" : many.error().message.c_str());
+        const workspace::Workspace& m = many.value();
+        QVERIFY(m.manyRanks);
+        QCOMPARE(m.ranks.ranks.size(), size_t(8));
+        QCOMPARE(m.ranks.straggler, ws.ranks.straggler);
+        QCOMPARE(m.traces.size(), size_t(1));
+        QCOMPARE(m.traces.front().entry.rank, ws.ranks.straggler);
+        QCOMPARE(m.traceOfRank(ws.ranks.straggler), 0);
+        const int32_t other = ws.ranks.straggler == 0 ? 1 : 0;
+        QCOMPARE(m.traceOfRank(other), -1);
+        auto detail = workspace::openRank(m, other, o);
+        QVERIFY2(detail, detail ? "" : detail.error().message.c_str());
+        QCOMPARE(detail.value().traces.size(), size_t(1));
+        QCOMPARE(detail.value().traces.front().entry.rank, other);
+        QCOMPARE(detail.value().ranks.ranks.size(), size_t(8));
+        QCOMPARE(fingerprint(*detail.value().traces.front().analysis),
+                 fingerprint(*ws.traces[size_t(ws.traceOfRank(other))].analysis));
+        QVERIFY(!workspace::openRank(m, 99, o));
+        // kEveryRank: every trace held, as the CLI asks.
+        o.detailRanks = workspace::kEveryRank;
+        auto every = workspace::open(folder.string(), o);
+        QVERIFY(every && !every.value().manyRanks && every.value().traces.size() == 8);
+        // Two paths' ranks together (`analyze A B`), and one path's: the loader's comparison.
+        std::vector<workspace::Workspace> opened;
+        opened.push_back(std::move(every.value()));
+        QCOMPARE(workspace::crossRank(opened).straggler, opened.front().ranks.straggler);
+        opened.push_back(opened.front());
+        std::vector<analysis::RankInput> both;
+        for (const workspace::Workspace& w : opened)
+            for (const analysis::RankInput& r : workspace::rankInputs(w)) both.push_back(r);
+        const analysis::CrossRankResult expected = analysis::analyzeRanks(both);
+        const analysis::CrossRankResult got = workspace::crossRank(opened);
+        QCOMPARE(got.ranks.size(), expected.ranks.size());
+        QCOMPARE(got.straggler, expected.straggler);
+        QCOMPARE(got.notes, expected.notes);
+    }
+
+    // A representative's label names rank, worker and capture only where there are several.
+    void representativeLabels() {
+        workspace::LoadOptions o;
+        auto one = workspace::open(dataTrace("launch_bound_steps.json"), o);
+        QVERIFY(one);
+        QCOMPARE(one.value().series.size(), size_t(1));
+        QVERIFY(workspace::representativeLabel(one.value(), one.value().series.front()).empty());
+        QVERIFY(one.value().representative(0) == &one.value().traces.front());
+        QVERIFY(one.value().representative(1) == nullptr);
     }
 };
 

@@ -2,7 +2,7 @@
 // The analysis engine: where GPU time goes in a window, why the GPU is idle (every idle
 // nanosecond charged to one cause) and what to change (findings). Definitions are in
 // docs/analysis.md; the entry point is analyze().
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/intervals.h"
 #include "stallscope/model/trace.h"
 
 #include <array>
@@ -14,6 +14,19 @@
 #include <vector>
 
 namespace stallscope::analysis {
+
+// The interval maths is the model's (scene and the GUI use it without the analysis).
+using model::clip;
+using model::complement;
+using model::gpuBusyIntervals;
+using model::intersect;
+using model::Interval;
+using model::Intervals;
+using model::lengthWithin;
+using model::mergeIntervals;
+using model::subtract;
+using model::totalLength;
+using model::unite;
 
 // ---------------------------------------------------------------- options
 

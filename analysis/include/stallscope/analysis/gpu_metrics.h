@@ -1,7 +1,7 @@
 #pragma once
 // GPU activity series shared by the analysis, the GUI's counter tracks and the oracle
 // tests (TensorBoard plugin definitions).
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/analysis/analysis.h"
 #include "stallscope/model/trace.h"
 
 #include <vector>
@@ -12,9 +12,6 @@ struct ValueRange {
     int64_t start = 0, end = 0;
     double value = 0;
 };
-
-/// Merged busy intervals of a device (all GPU work, or kernels only).
-Intervals gpuBusyIntervals(const model::Trace& trace, int32_t device, bool kernelsOnly);
 
 /// Busy fraction per bucket of [lo, hi). With `lastAbsorbs`, the remainder joins the last
 /// bucket (the TensorBoard plugin's rule); otherwise the last bucket is shorter.

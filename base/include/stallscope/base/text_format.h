@@ -28,6 +28,8 @@ std::string formatDuration(int64_t ns, const DurationStyle& style = kDurationPre
 /// A share (0.331) as a percentage with `decimals`: "33.1%", or "33.1 %" with a space.
 std::string formatPercent(double share, int decimals = 1, bool space = false);
 std::string formatBytes(uint64_t bytes);      // "35.2 MB"
+/// A memory size in messages (budgets, what an input needs): "2.5 GB", "640 MB", "12 kB".
+std::string formatMemory(uint64_t bytes);
 std::string formatCount(uint64_t n);          // "75,718"
 std::string formatTimestamp(int64_t ns);      // "2021-06-08 08:57:03.460 UTC" (epoch) or "+1.234 s"
 

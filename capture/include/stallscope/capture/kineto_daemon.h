@@ -20,6 +20,8 @@
 // processes of the users in DaemonOptions::allowedUids (the invoking user by default, root
 // included) are served; a process's ancestry is read from /proc, not from its poll; the
 // tables are capped and their entries expire.
+#include "stallscope/base/result.h"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -50,9 +52,9 @@ struct Message {
 };
 /// One datagram: the 40-byte header then the payload.
 std::string encodeMessage(std::string_view type, std::string_view payload);
-/// False with `error` when the datagram is shorter than its header, its size field disagrees
-/// with its length, or its type is not NUL-terminated text.
-bool decodeMessage(std::string_view datagram, Message& out, std::string& error);
+/// The message, or an error (Truncated, InvalidStructure) when the datagram is shorter than its
+/// header, its size field disagrees with its length, or its type is not NUL-terminated text.
+base::Result<Message> decodeMessage(std::string_view datagram);
 
 struct PollRequest {
     int32_t configType = kConfigActivities;
@@ -60,7 +62,9 @@ struct PollRequest {
     std::vector<int32_t> pids; // the process first, then its ancestors
 };
 std::string encodePollRequest(const PollRequest& r);
-bool decodePollRequest(std::string_view payload, PollRequest& out, std::string& error);
+/// An error (Truncated, InvalidStructure) when the payload is shorter than 16 bytes or its pid
+/// count is negative, above 1024 or disagrees with its length.
+base::Result<PollRequest> decodePollRequest(std::string_view payload);
 
 struct ContextRegistration {
     int32_t gpu = 0;
@@ -68,7 +72,8 @@ struct ContextRegistration {
     int64_t jobId = 0;
 };
 std::string encodeContext(const ContextRegistration& c);
-bool decodeContext(std::string_view payload, ContextRegistration& out, std::string& error);
+/// An error (InvalidStructure) when the payload is not 16 bytes.
+base::Result<ContextRegistration> decodeContext(std::string_view payload);
 
 /// The socket address Kineto uses for `name`: abstract "\0name\0", or `dir`/name when
 /// `socketDir` is not empty (KINETO_IPC_SOCKET_DIR). Returns the address length, 0 when the
@@ -149,9 +154,10 @@ public:
     KinetoDaemon(const KinetoDaemon&) = delete;
     KinetoDaemon& operator=(const KinetoDaemon&) = delete;
 
-    /// Binds and starts serving. False with a message when the name is taken (a dynolog
-    /// daemon, or another attach, already serves this machine) or the socket fails.
-    bool start(const DaemonOptions& options, std::string& error);
+    /// Binds and starts serving. An error (StartFailed) when the name is taken (a dynolog
+    /// daemon, or another attach, already serves this machine), the socket fails, or it is
+    /// already serving.
+    base::Status start(const DaemonOptions& options);
     void stop();
     /// "abstract socket @dynolog" or the socket file.
     [[nodiscard]] std::string address() const;
@@ -215,22 +221,51 @@ AttachResult attachAndTrace(KinetoDaemon& daemon, const AttachOptions& options,
                             const std::function<void(const std::string&)>& say,
                             const std::atomic<bool>* cancel = nullptr);
 
+struct CollectedTraces {
+    std::filesystem::path open;                 // what to open: the file or the folder
+    std::vector<std::filesystem::path> written; // the files written, in the order of the traces
+};
+
 /// Copies the traces Kineto wrote to `output`: the file itself for one trace (gzip-compressed
 /// when it ends in .gz), else a folder named after it (".pt.trace.json.gz" and the like taken
 /// off) holding pid<PID>.pt.trace.json.gz per process, which Stallscope opens as one session of
 /// ranks. Each file is read only when owned by its traced process's uid and not a link
 /// (openOwnedTrace). Kineto's files in attachAndTrace's own /tmp folder are removed. Returns what
-/// to open (the file or the folder) and the files written; empty with `error` on failure.
-std::filesystem::path collectTraces(const AttachResult& result, const std::filesystem::path& output,
-                                    std::vector<std::filesystem::path>& written,
-                                    std::string& error);
+/// to open and the files written, or an error: InvalidArgument when there is no trace, else
+/// that of the file that could not be read (NotFound, Unreadable) or written (Unwritable).
+base::Result<CollectedTraces> collectTraces(const AttachResult& result,
+                                            const std::filesystem::path& output);
 
 /// True when `path` holds a complete JSON trace (ends with '}' after whitespace, does not
 /// grow); Kineto before 2.0 wrote the final name directly.
 bool traceFileComplete(const std::filesystem::path& path);
 
+/// An open file descriptor, closed when its owner goes (move-only).
+class OwnedFd {
+public:
+    OwnedFd() = default;
+    explicit OwnedFd(int fd) : m_fd(fd) {}
+    OwnedFd(OwnedFd&& other) noexcept : m_fd(other.release()) {}
+    OwnedFd& operator=(OwnedFd&& other) noexcept;
+    OwnedFd(const OwnedFd&) = delete;
+    OwnedFd& operator=(const OwnedFd&) = delete;
+    ~OwnedFd();
+
+    [[nodiscard]] int get() const { return m_fd; }
+    /// Gives the descriptor up (the caller closes it); -1 after.
+    int release() {
+        const int fd = m_fd;
+        m_fd = -1;
+        return fd;
+    }
+
+private:
+    int m_fd = -1;
+};
+
 /// Opens a trace file Kineto wrote for reading, only when it is a regular file (not a link:
-/// O_NOFOLLOW) owned by `uid`; -1 with `why` otherwise. The caller closes it.
-int openOwnedTrace(const std::filesystem::path& path, uint32_t uid, std::string& why);
+/// O_NOFOLLOW) owned by `uid`; an error otherwise: NotFound when there is no such file,
+/// Unreadable for a link, not a regular file, another owner or any other failure.
+base::Result<OwnedFd> openOwnedTrace(const std::filesystem::path& path, uint32_t uid);
 
 } // namespace stallscope::capture::kineto

@@ -22,24 +22,24 @@ struct RecordOptions {
     /// recording takes whatever sources connect to socketPath() (a FakeSource, a demo)
     /// until stop(), the duration, or the last of them disconnects.
     std::vector<std::string> command;
-    std::filesystem::path workingDirectory;                          // empty: the current one
-    std::vector<std::pair<std::string, std::string>> environment;    // added to the inherited one
-    double delaySeconds = 0;     // sources start recording after this
-    double durationSeconds = 0;  // 0: until the program ends or stop()
+    std::filesystem::path workingDirectory;                       // empty: the current one
+    std::vector<std::pair<std::string, std::string>> environment; // added to the inherited one
+    double delaySeconds = 0;    // sources start recording after this
+    double durationSeconds = 0; // 0: until the program ends or stop()
     /// .json or .json.gz. While recording, the events go to "<output>.partial.json" (a
     /// truncated trace that importers read if the recorder dies); finish() renames or
     /// compresses it into `output`.
     std::filesystem::path output;
-    std::filesystem::path injectionLibrary;  // empty: injectionLibraryPath()
+    std::filesystem::path injectionLibrary; // empty: injectionLibraryPath()
 };
 
 struct RecordStatus {
-    bool running = false;           // the target process is alive
-    bool recording = false;         // between start and stop/duration
-    int exitCode = -1;              // when it ended: its exit code, or 128 + signal
-    std::string exitDescription;    // "exited with 0", "killed by SIGSEGV"
+    bool running = false;        // the target process is alive
+    bool recording = false;      // between start and stop/duration
+    int exitCode = -1;           // when it ended: its exit code, or 128 + signal
+    std::string exitDescription; // "exited with 0", "killed by SIGSEGV"
     SessionStats session;
-    std::string gpuNote;            // "no capture source connected: ..." when no GPU rows come
+    std::string gpuNote; // "no capture source connected: ..." when no GPU rows come
     double elapsedSeconds = 0;
 };
 
@@ -55,10 +55,10 @@ std::filesystem::path demoExecutablePath();
 class Recording {
 public:
     Recording();
-    ~Recording();  // stops and reaps the target if still running
+    ~Recording(); // stops and reaps the target if still running
 
     /// Prepares the output, listens, starts the command; an error (StartFailed) when any of
-    /// it fails (nothing is left running).
+    /// it fails or the recording was started before (nothing is left running).
     base::Status start(const RecordOptions& options);
     /// The Unix socket sources connect to (what the target gets in kSocketEnv).
     [[nodiscard]] std::filesystem::path socketPath() const;
@@ -70,14 +70,13 @@ public:
     void stop();
     /// Waits for the target to end (after `timeout` it is stopped), collects the last
     /// batches (connections still open 3 s after the target ended are cut), writes
-    /// options.output and returns the trace; an error (Unwritable) when it could not be written.
+    /// options.output and returns the trace; an error (Unwritable) when it could not be
+    /// written, the recording was not started, or an earlier finish() failed. Once finished,
+    /// returns the same trace again.
     base::Result<std::shared_ptr<const model::Trace>>
     finish(std::chrono::milliseconds timeout = std::chrono::minutes(60));
 
 private:
-    bool startOrExplain(const RecordOptions& options, std::string& error);
-    std::shared_ptr<const model::Trace> finishOrExplain(std::string& error,
-                                                        std::chrono::milliseconds timeout);
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

@@ -22,12 +22,12 @@
 namespace stallscope::capture {
 
 struct SessionStats {
-    uint64_t sources = 0, batches = 0, records = 0;  // sources: those that said Hello
-    uint64_t gpuActivities = 0;      // kernels, copies and memsets among the records
-    uint64_t droppedBySources = 0;   // Batch.dropped_records summed
-    uint64_t missingBatches = 0;     // gaps in Batch.sequence
-    uint64_t badMessages = 0;        // truncated or corrupt messages, unknown string ids
-    std::vector<std::string> problems;  // the first few, in words
+    uint64_t sources = 0, batches = 0, records = 0; // sources: those that said Hello
+    uint64_t gpuActivities = 0;                     // kernels, copies and memsets among the records
+    uint64_t droppedBySources = 0;                  // Batch.dropped_records summed
+    uint64_t missingBatches = 0;                    // gaps in Batch.sequence
+    uint64_t badMessages = 0;          // truncated or corrupt messages, unknown string ids
+    std::vector<std::string> problems; // the first few, in words
 };
 
 class CaptureSession final : public EnvelopeSink {
@@ -46,7 +46,7 @@ public:
     uint32_t addSource();
     /// Envelopes from source `source`; thread-safe.
     bool receive(uint32_t source, const pb::Envelope& e);
-    bool send(const pb::Envelope& e) override { return receive(0, e); }  // in-process source 0
+    bool send(const pb::Envelope& e) override { return receive(0, e); } // in-process source 0
     /// Counts a transport problem (truncated/corrupt stream) against `source`.
     void reportProblem(uint32_t source, const std::string& what);
     /// A top-level entry of the output's "stallscope" object (`json`: a JSON value), e.g.
@@ -59,14 +59,12 @@ public:
 
     /// Closes the JSON (metadata: deviceProperties, trace name, recorder stats) and writes
     /// `output` (.json or .json.gz, atomically); returns the final trace, or an error
-    /// (Unwritable) saying where the events are. Later envelopes are refused.
+    /// (Unwritable) saying where the events are, or that the session was not opened. Later
+    /// envelopes are refused; a call after a successful one returns the same trace.
     base::Result<std::shared_ptr<const model::Trace>> finish(const std::filesystem::path& output);
     [[nodiscard]] const std::filesystem::path& eventLogPath() const;
 
 private:
-    std::shared_ptr<const model::Trace> finishOrExplain(const std::filesystem::path& output,
-                                                        std::string& error);
-
     struct Impl;
     std::unique_ptr<Impl> m_impl;
 };

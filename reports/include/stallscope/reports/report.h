@@ -45,18 +45,6 @@ ReportDocument buildRanksReport(const analysis::CrossRankResult& cross, const st
 /// and changed (matched by finding id).
 ReportDocument buildComparison(const ReportInput& before, const ReportInput& after, const ReportOptions& options = {});
 
-/// The regression gate of `analyze --baseline`: step time (mean step, or the window when there
-/// are no steps) may grow by at most `maxPct` percent, and the GPU idle share (of the window,
-/// averaged over devices) by at most `maxPct` percentage points.
-struct RegressionCheck {
-    bool regressed = false;
-    std::string reason;  // one line when regressed
-    double stepTimeChangePct = 0;
-    double idleShareChangePts = 0;
-};
-RegressionCheck checkRegression(const analysis::AnalysisResult& before, const analysis::AnalysisResult& after,
-                                double maxPct);
-
 enum class ReportFormat { Html, Markdown, Json, Pdf, AnnotatedTrace };
 
 /// By extension: .html/.htm, .md/.markdown, .json (but .trace.json[.gz] is the annotated

@@ -3,7 +3,7 @@
 // depth the slices sorted by start, so a visible range is a binary search and sub-pixel
 // runs can be skipped by searching ahead; and the counter series (GPU utilisation, launch
 // queue depth, allocator memory) with range queries that cost O(log n) whatever the zoom.
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/intervals.h"
 #include "stallscope/model/trace.h"
 
 #include <algorithm>
@@ -19,7 +19,7 @@ enum class CounterKind { Utilization, Memory, QueueDepth };
 struct CounterSeries {
     CounterKind kind = CounterKind::Utilization;
     int32_t device = -1;
-    analysis::Intervals busy;                      // Utilization: merged busy intervals
+    model::Intervals busy;                         // Utilization: merged busy intervals
     std::vector<std::pair<int64_t, double>> steps; // Memory / QueueDepth: value from each ts on
     double maxValue = 1;
     std::string unit;

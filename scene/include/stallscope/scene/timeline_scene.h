@@ -12,8 +12,8 @@
 // timestamps at the ends of int64), and ticks are counted, never walked to a time.
 #include "stallscope/scene/timeline_index.h"
 
-#include "stallscope/analysis/intervals.h"
 #include "stallscope/base/loop_guard.h"
+#include "stallscope/model/intervals.h"
 #include "stallscope/model/time_math.h"
 #include "stallscope/model/trace.h"
 
@@ -136,7 +136,7 @@ struct Shade {
     double x0 = 0, x1 = 0;
     bool labelled = false; // wide enough (kShadeLabelWidth) to carry the finding's label
 };
-std::vector<Shade> placeShades(const analysis::Intervals& ranges, const SceneViewport& vp);
+std::vector<Shade> placeShades(const model::Intervals& ranges, const SceneViewport& vp);
 
 /// Rows a finding on `device` concerns inside [lo, hi): the CPU threads that launch the
 /// device's GPU work there, most launches first (the busiest CPU threads when none does),
@@ -172,8 +172,8 @@ struct SceneRequest {
     std::vector<SceneRow> rows;
     int64_t origin = 0; // tick labels are relative to this
     double tickMinPx = kTickMinPx;
-    const analysis::Intervals* shaded = nullptr; // a finding's ranges, or null
-    size_t maxItems = SIZE_MAX;                  // lane items at most (a file-size cap for the SVG)
+    const model::Intervals* shaded = nullptr; // a finding's ranges, or null
+    size_t maxItems = SIZE_MAX;               // lane items at most (a file-size cap for the SVG)
 };
 
 struct DrawList {

@@ -5,7 +5,7 @@
 //   stallscope::capture::CaptureSession session("run.json");       // or a SocketWriter
 //   session.open();
 //   stallscope::TorchRecorder recorder;
-//   recorder.start(session, error);
+//   recorder.start(session);                                      // a base::Status
 //   for (int64_t step = 0; step < steps; ++step) {
 //       recorder.step(step);                                      // ProfilerStep#<step>
 //       { stallscope::torchrec::UserRange r("enumerate(DataLoader)#MyLoader.__next__"); ... }
@@ -34,6 +34,8 @@
 // compile): the CLI, the GUI and the tests include this header freely.
 #include "stallscope/capture/protocol.h"
 
+#include "stallscope/base/result.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,31 +46,33 @@ struct RecorderOptions {
     int flushIntervalMs = 100;            // how often buffered records become a Batch
     size_t threadBufferRecords = 1 << 16; // per thread; beyond it records are dropped (counted)
     bool recordShapes = true;             // input shapes (needs the inputs: some overhead)
-    bool recordBackward = true;           // autograd backward nodes (RecordScope::BACKWARD_FUNCTION)
+    bool recordBackward = true; // autograd backward nodes (RecordScope::BACKWARD_FUNCTION)
 };
 
 struct RecorderStats {
-    uint64_t records = 0;   // operators and ranges sent
-    uint64_t dropped = 0;   // lost to full buffers
-    uint64_t batches = 0;   // Batch envelopes sent
-    uint64_t threads = 0;   // threads that recorded anything
-    bool sinkFailed = false;// the sink refused an envelope (peer gone)
+    uint64_t records = 0;    // operators and ranges sent
+    uint64_t dropped = 0;    // lost to full buffers
+    uint64_t batches = 0;    // Batch envelopes sent
+    uint64_t threads = 0;    // threads that recorded anything
+    bool sinkFailed = false; // the sink refused an envelope (peer gone)
 };
 
 class TorchRecorder {
 public:
     explicit TorchRecorder(RecorderOptions options = {});
-    ~TorchRecorder();  // stops
+    ~TorchRecorder(); // stops
     TorchRecorder(const TorchRecorder&) = delete;
     TorchRecorder& operator=(const TorchRecorder&) = delete;
 
     /// Sends Hello and installs the callbacks. One recorder can be active per process
-    /// (RecordFunction callbacks are global); false + error otherwise. `sink` must outlive
-    /// stop().
-    bool start(capture::EnvelopeSink& sink, std::string& error);
+    /// (RecordFunction callbacks are global); an error (StartFailed) otherwise, or when this
+    /// one is already recording. `sink` must outlive stop().
+    base::Status start(capture::EnvelopeSink& sink);
     /// Connects to the recorder named by STALLSCOPE_CAPTURE_SOCKET (set by
-    /// `stallscope-cli record -- ./program`) and starts recording into it.
-    bool startFromEnvironment(std::string& error);
+    /// `stallscope-cli record -- ./program`) and starts recording into it; an error
+    /// (StartFailed) when the variable is not set, the socket cannot be reached, or start()
+    /// fails.
+    base::Status startFromEnvironment();
     /// Ends an open step, removes the callbacks, waits for callbacks in flight, sends the
     /// rest and Bye{STOPPED}. Idempotent.
     void stop();
@@ -114,5 +118,5 @@ private:
 } // namespace stallscope::torchrec
 
 namespace stallscope {
-using torchrec::TorchRecorder;  // the name issue 6 gives it
+using torchrec::TorchRecorder; // the name issue 6 gives it
 }

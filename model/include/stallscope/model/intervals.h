@@ -1,17 +1,20 @@
 #pragma once
-// Half-open [start, end) nanosecond intervals and the set operations the metrics need.
+// Half-open [start, end) nanosecond intervals, the set operations on them, and a device's busy
+// intervals: facts about the model that the analysis, the timeline scene and the GUI share.
 #include "stallscope/model/time_math.h"
 
 #include <cstdint>
 #include <vector>
 
-namespace stallscope::analysis {
+namespace stallscope::model {
+
+class Trace;
 
 struct Interval {
     int64_t start = 0;
     int64_t end = 0;
     /// Saturating: an interval across all of int64 is INT64_MAX long, not negative.
-    [[nodiscard]] int64_t length() const { return end > start ? model::satSub(end, start) : 0; }
+    [[nodiscard]] int64_t length() const { return end > start ? satSub(end, start) : 0; }
     bool operator==(const Interval&) const = default;
 };
 
@@ -34,4 +37,7 @@ Intervals complement(const Intervals& busy, int64_t lo, int64_t hi);
 /// Length of merged `a` inside [lo, hi), by binary search.
 int64_t lengthWithin(const Intervals& merged, int64_t lo, int64_t hi);
 
-} // namespace stallscope::analysis
+/// Merged busy intervals of a GPU device: all its GPU work, or its kernels only.
+Intervals gpuBusyIntervals(const Trace& trace, int32_t device, bool kernelsOnly);
+
+} // namespace stallscope::model

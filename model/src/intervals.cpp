@@ -1,10 +1,11 @@
-#include "stallscope/analysis/intervals.h"
+#include "stallscope/model/intervals.h"
 
-#include "huge_pages.h"
+#include "stallscope/base/huge_pages.h"
+#include "stallscope/model/trace.h"
 
 #include <algorithm>
 
-namespace stallscope::analysis {
+namespace stallscope::model {
 
 Intervals mergeIntervals(Intervals in) {
     std::erase_if(in, [](const Interval& i) { return i.end <= i.start; });
@@ -45,9 +46,12 @@ Intervals unite(const Intervals& a, const Intervals& b) {
     out.reserve(a.size() + b.size());
     size_t i = 0, j = 0;
     while (i < a.size() || j < b.size()) {
-        const Interval& next = (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
-        if (!out.empty() && next.start <= out.back().end) out.back().end = std::max(out.back().end, next.end);
-        else out.push_back(next);
+        const Interval& next =
+            (j == b.size() || (i < a.size() && a[i].start <= b[j].start)) ? a[i++] : b[j++];
+        if (!out.empty() && next.start <= out.back().end)
+            out.back().end = std::max(out.back().end, next.end);
+        else
+            out.push_back(next);
     }
     return out;
 }
@@ -59,8 +63,10 @@ Intervals intersect(const Intervals& a, const Intervals& b) {
         const int64_t s = std::max(a[i].start, b[j].start);
         const int64_t e = std::min(a[i].end, b[j].end);
         if (s < e) out.push_back({s, e});
-        if (a[i].end < b[j].end) ++i;
-        else ++j;
+        if (a[i].end < b[j].end)
+            ++i;
+        else
+            ++j;
     }
     return out;
 }
@@ -91,7 +97,7 @@ Intervals complement(const Intervals& busy, int64_t lo, int64_t hi) {
     const auto last = std::lower_bound(first, busy.end(), hi,
                                        [](const Interval& i, int64_t v) { return i.start < v; });
     Intervals out;
-    detail::reserveHuge(out, size_t(last - first) + 1);
+    base::reserveHuge(out, size_t(last - first) + 1);
     size_t j = 0;
     int64_t cur = lo; // subtract({{lo, hi}}, busy)
     while (j < busy.size() && busy[j].end <= cur) ++j;
@@ -107,8 +113,21 @@ int64_t lengthWithin(const Intervals& merged, int64_t lo, int64_t hi) {
     int64_t t = 0;
     auto it = std::lower_bound(merged.begin(), merged.end(), lo,
                                [](const Interval& i, int64_t v) { return i.end <= v; });
-    for (; it != merged.end() && it->start < hi; ++it) t += std::min(it->end, hi) - std::max(it->start, lo);
+    for (; it != merged.end() && it->start < hi; ++it)
+        t += std::min(it->end, hi) - std::max(it->start, lo);
     return t;
 }
 
-} // namespace stallscope::analysis
+Intervals gpuBusyIntervals(const Trace& t, int32_t device, bool kernelsOnly) {
+    const SliceTable& s = t.slices();
+    Intervals out;
+    for (const TrackInfo& tr : t.tracks()) {
+        if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != device) continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+            if (kernelsOnly ? s.kind[i] == EventKind::Kernel : isGpuWork(s.kind[i]))
+                out.push_back({s.start[i], s.start[i] + s.dur[i]});
+    }
+    return mergeIntervals(std::move(out));
+}
+
+} // namespace stallscope::model

@@ -1,3 +1,5 @@
+#include "stallscope/workspace/memory_budget.h"
+
 #include "stallscope/importers/memory_budget.h"
 
 #include <unistd.h>
@@ -9,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace stallscope::importers {
+namespace stallscope::workspace {
 
 namespace {
 
@@ -79,16 +81,6 @@ uint64_t availableMemoryBytes() {
     return host;
 }
 
-std::string formatMemory(uint64_t bytes) {
-    char buf[32];
-    const double b = double(bytes);
-    if (b >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GB", b / 1e9);
-    else if (b >= 1e6) std::snprintf(buf, sizeof buf, "%.0f MB", b / 1e6);
-    else if (b >= 1e3) std::snprintf(buf, sizeof buf, "%.0f kB", b / 1e3);
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-    return buf;
-}
-
 std::optional<uint64_t> memoryBudgetFromEnvironment() {
     const char* v = std::getenv("STALLSCOPE_MEMORY_BUDGET");
     if (!v || !*v) return std::nullopt;
@@ -112,4 +104,8 @@ uint64_t defaultMemoryBudget() {
     return availableMemoryBytes() / 10 * 8;
 }
 
-} // namespace stallscope::importers
+uint64_t textBytesWithin(uint64_t budget) {
+    return budget ? uint64_t(double(budget) / importers::kPeakBytesPerTextByte) : uint64_t(64) << 30;
+}
+
+} // namespace stallscope::workspace
