@@ -28,8 +28,7 @@ RegressionCheck checkRegression(const AnalysisResult& before, const AnalysisResu
     r.idleShareChangePts = 100.0 * (meanGpuIdleShare(after) - meanGpuIdleShare(before));
     char line[256];
     if (r.stepTimeChangePct > maxPct) {
-        std::snprintf(line, sizeof line,
-                      "step time regressed %+.1f%% (%s -> %s), more than %.1f%%",
+        std::snprintf(line, sizeof line, "step time regressed %+.1f%% (%s -> %s), more than %.1f%%",
                       r.stepTimeChangePct, formatDuration(sb).c_str(), formatDuration(sa).c_str(),
                       maxPct);
         r.regressed = true;

@@ -105,7 +105,8 @@ uint64_t defaultMemoryBudget() {
 }
 
 uint64_t textBytesWithin(uint64_t budget) {
-    return budget ? uint64_t(double(budget) / importers::kPeakBytesPerTextByte) : uint64_t(64) << 30;
+    return budget ? uint64_t(double(budget) / importers::kPeakBytesPerTextByte)
+                  : uint64_t(64) << 30;
 }
 
 } // namespace stallscope::workspace

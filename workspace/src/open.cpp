@@ -40,11 +40,10 @@ std::string representativeLabel(const Workspace& ws, const RankSeries& s) {
     if (ws.series.size() <= 1) return {};
     const model::TraceEntry& e = ws.traces[s.summarisedBy().trace].entry;
     return (e.rank >= 0 ? "rank " + std::to_string(e.rank) + " · " : "") + e.label +
-           (s.captures.size() > 1
-                ? " · capture " + std::to_string(s.representative + 1) + " of " +
-                      std::to_string(s.captures.size()) + " (" +
-                      std::string(capturePhaseName(s.summarisedBy().phase)) + ")"
-                : std::string());
+           (s.captures.size() > 1 ? " · capture " + std::to_string(s.representative + 1) + " of " +
+                                        std::to_string(s.captures.size()) + " (" +
+                                        std::string(capturePhaseName(s.summarisedBy().phase)) + ")"
+                                  : std::string());
 }
 
 namespace {
