@@ -417,7 +417,8 @@ std::vector<std::string> crossRankSentences(const CrossRankResult& r) {
         std::vector<const RankSummary*> waiting;
         double lo = 1, hi = 0;
         for (const RankSummary& x : r.ranks)
-            if (x.rank != r.straggler && x.collectiveNs > 0 && 2 * x.waitNs >= x.collectiveNs) {
+            if (x.rank != r.straggler && x.collectiveNs > 0 &&
+                model::satMul(x.waitNs, 2) >= x.collectiveNs) {
                 waiting.push_back(&x);
                 const double w = double(x.waitNs) / double(x.collectiveNs);
                 lo = std::min(lo, w), hi = std::max(hi, w);

@@ -500,8 +500,9 @@ Finding dispatchFinding(const Context& c, const CauseSubject& subj, DispatchEvid
     f.evidence = std::move(e.evidence);
 
     const bool bound = e.bound(), light = e.light;
-    const int64_t traced = e.launch + e.cpu + e.optim;
-    const bool untracedOnly = 10 * traced < e.total; // what the host did is not in the trace
+    const int64_t traced = model::satAdd(model::satAdd(e.launch, e.cpu), e.optim);
+    const bool untracedOnly =
+        model::satMul(traced, 10) < e.total; // what the host did is not in the trace
     const bool anySteps = shareBase(c) == "step time";
     f.title = untracedOnly ? "The GPU waits for the host, and the trace does not show what it did"
               : light      ? "The GPU waits for the CPU: the model is too light to fill it"

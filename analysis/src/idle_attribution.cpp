@@ -311,8 +311,8 @@ private:
         for (uint32_t i = a + 1; i < tr.sliceEnd && m_s.start[i] < end; ++i)
             if (m_c.is(i, static_cast<NameClass>(kNcLaunch | kNcStream)) &&
                 isLaunchSide(m_s.kind[i]))
-                launches += m_s.dur[i];
-        return 10 * launches < m_s.dur[a];
+                launches = model::satAdd(launches, m_s.dur[i]);
+        return model::satMul(launches, 10) < m_s.dur[a];
     }
 
     uint8_t classifyChain(uint32_t innermost) const {

@@ -21,7 +21,7 @@ constexpr size_t idx(IdleCause c) {
 /// it in the allocator).
 std::array<int64_t, 3> oneOffIn(const StepMetrics& st, int64_t lastAllocator) {
     const int64_t alloc = st.idleByCause[idx(IdleCause::Allocator)];
-    const bool growth = 10 * lastAllocator <= alloc;
+    const bool growth = model::satMul(lastAllocator, 10) <= alloc;
     return {st.idleByCause[idx(IdleCause::Setup)], st.idleByCause[idx(IdleCause::Jit)],
             growth ? alloc : 0};
 }

@@ -31,6 +31,14 @@ inline constexpr int64_t kModelTimeLimitNs = (int64_t(1) << 62) - 1;
     return r;
 }
 
+/// a * k, clamped to the int64 range: a share test such as "10 * traced < total" on sums of
+/// durations, which reach 2^63 in a hostile trace.
+[[nodiscard]] inline int64_t satMul(int64_t a, int64_t k) {
+    int64_t r;
+    if (__builtin_mul_overflow(a, k, &r)) return (a < 0) != (k < 0) ? kMinNs : kMaxNs;
+    return r;
+}
+
 /// A double as int64 ns, truncated toward zero, clamped to the int64 range; NaN is 0.
 [[nodiscard]] inline int64_t nsFromDouble(double v) {
     if (std::isnan(v)) return 0;
