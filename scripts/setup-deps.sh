@@ -6,7 +6,7 @@ set -euo pipefail
 # Only what the build and the tests use (qt6-base-dev brings the GL headers Qt's CMake
 # files ask for; Qt Charts, QtOpenGL and libdeflate are not used).
 PKGS=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config ccache
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev
   xvfb xauth fonts-dejavu-core
   libprotobuf-dev protobuf-compiler

@@ -6,6 +6,7 @@
 #include "hta_compat.h"
 #include "idle_attribution.h"
 #include "replay.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/base/text_format.h"
 #include "stats_tables.h"
 #include "warmup.h"

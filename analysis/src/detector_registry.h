@@ -3,9 +3,12 @@
 #include "detectors.h"
 
 #include "stallscope/analysis/detector_catalogue.h"
+#include "stallscope/analysis/finding_kind.h"
 
 namespace stallscope::analysis::detail {
 
+/// A detector's row: defined in its file as `extern const Detector kDetector<Name>{...}`
+/// (extern: the registry finds it by name) and registered by one line in detectors.def.
 struct Detector {
     DetectorEntry entry;
     void (*run)(const DetectorInput& in, Findings& out);

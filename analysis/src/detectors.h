@@ -2,6 +2,7 @@
 // Detectors turn metrics and idle causes into findings (../shared/spec/analysis.md table; the exact
 // rules are in docs/analysis.md). Each appends zero or more findings.
 #include "analysis_context.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/analysis/kernel_catalogue.h"
 
 #include <map>

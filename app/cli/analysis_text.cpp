@@ -1,6 +1,7 @@
 // Terminal rendering of an analysis: aligned tables, the top findings first with their fix.
 #include "analyze_command.h"
 
+#include "stallscope/analysis/step_breakdown.h"
 #include "stallscope/base/text_format.h"
 
 #include <algorithm>
@@ -90,6 +91,39 @@ void writeDevice(std::ostream& o, const DeviceMetrics& d) {
     }
     o << "    explained " << pct(double(b.explainedNs()) / double(b.idleNs)) << " of idle time ("
       << formatCount(b.gaps.size()) << " gaps)\n";
+}
+
+/// The TensorBoard plugin's Overview as a table: each step's time by category (kernel,
+/// copies, memsets, communication, runtime, data loading, CPU, other; they add up to the
+/// step), the steady steps' mean last; at most 16 steps (the JSON has them all).
+void writeStepBreakdown(std::ostream& o, const DeviceMetrics& d) {
+    const StepBreakdown b = stepBreakdown(d);
+    if (b.empty()) return;
+    const auto& cats = breakdownCategories();
+    o << "\n  Time per step by what ran (each instant charged once, in this order; they add "
+         "up to the step):\n";
+    constexpr size_t kCol = 12; // "300.000 us" and two spaces
+    o << "    " << pad("step", 14) << padLeft("length", kCol);
+    for (const BreakdownCategory& c : cats) o << padLeft(std::string(c.shortLabel), kCol);
+    o << "\n";
+    auto row = [&](const std::string& label, int64_t length,
+                   const std::array<int64_t, kBreakdownCategories>& ns) {
+        o << "    " << pad(label, 14) << padLeft(formatDuration(length), kCol);
+        for (size_t k = 0; k < cats.size(); ++k) o << padLeft(formatDuration(ns[k]), kCol);
+        o << "\n";
+    };
+    constexpr size_t kShown = 16;
+    for (size_t i = 0; i < b.steps.size() && i < kShown; ++i) {
+        const StepBreakdownRow& st = b.steps[i];
+        row("#" + std::to_string(st.number) + (st.warmup ? " warm-up" : ""), st.lengthNs(), st.ns);
+    }
+    if (b.steps.size() > kShown)
+        o << "    (" << b.steps.size() << " steps in all; --json has every step's roles)\n";
+    if (b.meanOver > 1) row("mean of " + std::to_string(b.meanOver), b.meanStepNs, b.meanNs);
+    o << "    (";
+    for (size_t k = 0; k < cats.size(); ++k)
+        o << (k ? ", " : "") << cats[k].shortLabel << " = " << cats[k].label;
+    o << ")\n";
 }
 
 void writeFindings(std::ostream& o, const model::Trace& t, const AnalysisResult& r) {
@@ -276,6 +310,7 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
     o << "\n";
     for (const auto& d : r.devices) {
         writeDevice(o, d);
+        writeStepBreakdown(o, d);
         o << "\n";
     }
     for (const auto& n : r.notes) o << "note: " << n << "\n";

@@ -18,6 +18,9 @@
 
 namespace stallscope::cli {
 
+extern const Command kMergeCommand;   // defined at the end of this file
+extern const Command kAnalyzeCommand; // defined at the end of this file
+
 using base::JsonWriter;
 
 using namespace analysis;
@@ -460,7 +463,7 @@ int mergeMain(Args& args, std::ostream& out, std::ostream& err) {
 }
 } // namespace
 
-const Command kMergeCommand{
+extern const Command kMergeCommand{
     "merge",
     "  merge [--json] [-o REPORT] [--summaries OUT] SUMMARY...|FOLDER\n"
     "                                        the cross-rank analysis of rank summaries written "
@@ -475,7 +478,7 @@ const Command kMergeCommand{
     "                                        opens it and loads a rank's trace on demand)\n",
     mergeMain};
 
-const Command kAnalyzeCommand{
+extern const Command kAnalyzeCommand{
     "analyze",
     "  analyze [--json] [--ranks] [--window all|steps|hta|STEP] [--device N] [--fail-on "
     "KIND[:MIN_PCT],...]\n"

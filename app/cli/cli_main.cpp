@@ -4,6 +4,7 @@
 #include "record_command.h"
 #include "stallscope/base/huge_pages.h"
 #include "stallscope/base/text_format.h"
+#include "stallscope/reports/report.h"
 #include "stallscope/workspace/memory_budget.h"
 #include "terminal_filter.h"
 
@@ -81,7 +82,9 @@ std::string outputExtension(const std::string& cmd, const std::vector<std::strin
     for (size_t i = 0; i + 1 < args.size(); ++i)
         if (args[i] == "--format") {
             const std::string& f = args[i + 1];
-            return f == "trace" ? ".trace.json" : "." + f;
+            stallscope::reports::ReportFormat format{};
+            if (!stallscope::reports::formatFromName(f, format)) return ".html";
+            return std::string(stallscope::reports::reportFormatInfo(format).extensions.front());
         }
     return cmd == "analyze" ? ".summary.json" : cmd == "merge" ? ".json" : ".html";
 }
@@ -109,6 +112,15 @@ int main(int argc, char** argv) {
         std::cout << manPage(STALLSCOPE_VERSION, STALLSCOPE_RELEASE_DATE);
         return 0;
     }
+    if (cmd == "help" && all.size() >= 2 && all[1] == "--list") {
+        std::string names;
+        if (all.size() != 3 || !listNames(all[2], names)) {
+            std::cerr << "stallscope-cli: help --list needs commands or report-formats\n";
+            return 2;
+        }
+        std::cout << names;
+        return 0;
+    }
     if (cmd == "--help" || cmd == "-h" || cmd == "help") {
         std::cout << usageText();
         return 0;
@@ -134,7 +146,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (all.size() == 2 && (all[1] == "--help" || all[1] == "-h")) {
-        std::cout << "usage:\n" << command->usage;
+        std::cout << "usage:\n" << commandUsage(*command);
         return 0;
     }
     std::vector<std::string> rest(all.begin() + 1, all.end());

@@ -2,7 +2,7 @@
 // stallscope-cli's subcommands as a registry: each command is one file that parses its own
 // options (with Args) and runs; commands.cpp lists them, and the usage text, `--help` and
 // the dispatch in cli_main.cpp come from that list. A new command is one new file plus one
-// line in commands.cpp.
+// line in commands.def.
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -40,9 +40,16 @@ struct Command {
     int (*main)(Args& args, std::ostream& out, std::ostream& err);
 };
 
-/// Every command, in the order --help lists them (commands.cpp).
+/// Every command, in the order --help lists them (commands.def).
 const std::vector<const Command*>& commands();
 const Command* findCommand(std::string_view name);
+/// A command's usage text with its placeholders filled from the tables:
+/// {report-formats} -> "html|pdf|md|json|trace".
+std::string commandUsage(const Command& command);
+/// The report formats' --format names joined by `separator`: "html|pdf|md|json|trace".
+std::string reportFormatNames(std::string_view separator);
+/// `help --list WHAT`: one name per line (commands, report-formats); false for an unknown WHAT.
+bool listNames(std::string_view what, std::string& out);
 /// The whole --help text.
 std::string usageText();
 /// The exit codes, in one place (--help and the man page).
@@ -55,11 +62,8 @@ void setQuiet(bool on);
 /// "stallscope-cli: MESSAGE", the command's usage, and exit code 2.
 int usageError(const Command& command, const std::string& message, std::ostream& err);
 
-// The commands (one file each).
-extern const Command kInfoCommand;
-extern const Command kAnalyzeCommand;
-extern const Command kMergeCommand;
-extern const Command kReportCommand;
-extern const Command kRecordCommand;
+// The commands: one file each, defining `extern const Command k<Name>Command{...}` (extern:
+// the list finds it by name), registered by one line in commands.def (commands.cpp reads it,
+// so adding a command recompiles that file and the new one only).
 
 } // namespace stallscope::cli

@@ -1,14 +1,51 @@
 #include "command.h"
 
+#include "stallscope/reports/report.h"
+
 #include <cstring>
 
 namespace stallscope::cli {
 
-// The registration point: one line per command.
+// One row per line of commands.def, each defined in its command's file.
+#define STALLSCOPE_COMMAND(Name) extern const Command k##Name##Command;
+#include "commands.def"
+#undef STALLSCOPE_COMMAND
+
 const std::vector<const Command*>& commands() {
-    static const std::vector<const Command*> list{&kInfoCommand, &kAnalyzeCommand, &kMergeCommand,
-                                                  &kReportCommand, &kRecordCommand};
+    static const std::vector<const Command*> list{
+#define STALLSCOPE_COMMAND(Name) &k##Name##Command,
+#include "commands.def"
+#undef STALLSCOPE_COMMAND
+    };
     return list;
+}
+
+std::string reportFormatNames(std::string_view separator) {
+    std::string s;
+    for (const reports::ReportFormatInfo& f : reports::reportFormats())
+        s += (s.empty() ? "" : std::string(separator)) + std::string(f.names.front());
+    return s;
+}
+
+std::string commandUsage(const Command& command) {
+    std::string s(command.usage);
+    static constexpr std::string_view kFormats = "{report-formats}";
+    for (size_t at; (at = s.find(kFormats)) != std::string::npos;)
+        s.replace(at, kFormats.size(), reportFormatNames("|"));
+    return s;
+}
+
+bool listNames(std::string_view what, std::string& out) {
+    out.clear();
+    if (what == "commands") {
+        for (const Command* c : commands()) out += std::string(c->name) + "\n";
+    } else if (what == "report-formats") {
+        for (const reports::ReportFormatInfo& f : reports::reportFormats())
+            for (std::string_view n : f.names) out += std::string(n) + "\n";
+    } else {
+        return false;
+    }
+    return true;
 }
 
 const Command* findCommand(std::string_view name) {
@@ -26,11 +63,12 @@ const char* exitCodesText() {
 
 std::string usageText() {
     std::string s = "usage: stallscope-cli [-q|--quiet] <command> [options] PATH...\n\ncommands:\n";
-    for (const Command* c : commands()) s += c->usage;
+    for (const Command* c : commands()) s += commandUsage(*c);
     s +=
         "  --version                             version and build features\n"
         "  --help, COMMAND --help                this text, or one command's\n"
         "  help --man                            this text as a man page (troff)\n"
+        "  help --list commands|report-formats   the names, one per line (for completion)\n"
         "  -q, --quiet                           no progress lines on stderr (errors still)\n"
         "\n"
         "PATH is a Kineto / Chrome-trace JSON file (plain or .gz), a TensorBoard log folder, or -\n"
@@ -78,7 +116,7 @@ std::string manPage(std::string_view version, std::string_view date) {
          "gates CI on regressions.\n";
     m += ".SH COMMANDS\n";
     for (const Command* c : commands()) {
-        m += ".SS " + troff(c->name) + "\n.nf\n" + troff(c->usage) + ".fi\n";
+        m += ".SS " + troff(c->name) + "\n.nf\n" + troff(commandUsage(*c)) + ".fi\n";
     }
     m += ".SH OPTIONS\n.TP\n.B \\-q, \\-\\-quiet\nNo progress lines on standard error; errors are "
          "still written.\n"
@@ -104,7 +142,7 @@ std::string manPage(std::string_view version, std::string_view date) {
 
 int usageError(const Command& command, const std::string& message, std::ostream& err) {
     if (!message.empty()) err << "stallscope-cli: " << message << "\n";
-    err << "usage:\n" << command.usage << "(stallscope-cli --help for all commands)\n";
+    err << "usage:\n" << commandUsage(command) << "(stallscope-cli --help for all commands)\n";
     return 2;
 }
 

@@ -11,6 +11,8 @@
 
 namespace stallscope::cli {
 
+extern const Command kInfoCommand; // defined at the end of this file
+
 using base::formatBytes;
 using base::formatCount;
 using base::formatDuration;
@@ -168,9 +170,11 @@ void writeTraceText(std::ostream& o, const model::TraceEntry& e, const TraceSumm
         const int64_t span = d.lastNs - d.firstNs;
         char pct[32];
         std::snprintf(pct, sizeof pct, "%.1f%%", span > 0 ? 100.0 * d.busyNs / span : 0.0);
-        v += "\n" + std::string(15, ' ') + "busy " + formatDuration(d.busyNs) + " of " + formatDuration(span) +
-             " (" + pct + "), " + std::to_string(d.streams) + " stream" + (d.streams == 1 ? "" : "s") +
-             ", " + formatCount(d.kernels) + " kernels, " + formatCount(d.memcpys) + " copies, " +
+        v += "\n" + std::string(15, ' ') + "busy " + formatDuration(d.busyNs) + " of " +
+             formatDuration(span) + " (" + pct +
+             " of its first to last GPU work; analyze: of its window), " +
+             std::to_string(d.streams) + " stream" + (d.streams == 1 ? "" : "s") + ", " +
+             formatCount(d.kernels) + " kernels, " + formatCount(d.memcpys) + " copies, " +
              formatCount(d.memsets) + " memsets";
         row("device", v);
     }
@@ -271,7 +275,7 @@ int infoMain(Args& args, std::ostream& out, std::ostream& err) {
 }
 } // namespace
 
-const Command kInfoCommand{
+extern const Command kInfoCommand{
     "info",
     "  info [--json] [--threads N] PATH...   what a trace holds: format, span, devices, ranks,\n"
     "                                        rows, steps, event counts, diagnostics, import "

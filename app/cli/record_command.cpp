@@ -23,6 +23,8 @@
 
 namespace stallscope::cli {
 
+extern const Command kRecordCommand; // defined at the end of this file
+
 using base::formatCount;
 using base::formatDuration;
 
@@ -388,7 +390,7 @@ int recordMain(Args& args, std::ostream& out, std::ostream& err) {
 }
 } // namespace
 
-const Command kRecordCommand{
+extern const Command kRecordCommand{
     "record",
     "  record [-o OUT.json[.gz]] [--delay S] [--duration S] [--cuda-profiler-range] -- COMMAND "
     "ARGS...\n"

@@ -13,6 +13,8 @@
 
 namespace stallscope::cli {
 
+extern const Command kReportCommand; // defined at the end of this file
+
 bool loadInputs(const std::string& path, const workspace::LoadOptions& options,
                 std::vector<reports::ReportInput>& out, std::ostream& err) {
     auto r = workspace::open(path, options);
@@ -100,7 +102,7 @@ int reportMain(Args& args, std::ostream& out, std::ostream& err) {
         } else if (a == "--format") {
             reports::ReportFormat f;
             if (!args.value(v) || !reports::formatFromName(v, f))
-                return usageError(me, "--format needs html, md, json, pdf or trace", err);
+                return usageError(me, "--format needs one of " + reportFormatNames(", "), err);
             o.format = f;
         } else if (a == "--baseline") {
             if (!args.value(o.baseline)) return usageError(me, "--baseline needs a trace", err);
@@ -123,9 +125,9 @@ int reportMain(Args& args, std::ostream& out, std::ostream& err) {
 }
 } // namespace
 
-const Command kReportCommand{
+extern const Command kReportCommand{
     "report",
-    "  report [--format html|md|json|pdf|trace] [--window ...] [--device N] [--baseline BEFORE]\n"
+    "  report [--format {report-formats}] [--window ...] [--device N] [--baseline BEFORE]\n"
     "         -o OUT PATH                    an annotated report: OUT.html (self-contained), .md,\n"
     "                                        .json (the analysis JSON), .pdf, or .trace.json[.gz]\n"
     "                                        (the trace plus a \"Stallscope findings\" process);\n"

@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
     const QCommandLineOption view("view",
-                                  "bottom view for --screenshot: timeline, flame, stats, ranks, "
-                                  "collectives (the ranks side by side) or captures (the timeline "
-                                  "with the Capture list open)",
+                                  "bottom view for --screenshot: " + stallscope::gui::viewNames() +
+                                      " (collectives: the ranks side by side; captures: the "
+                                      "timeline with the Capture list open)",
                                   "VIEW", "timeline");
     const QCommandLineOption capture(
         "capture", "with --screenshot: show capture N of the rank (default: its latest steady one)",

@@ -6,6 +6,7 @@
 #include "live_recording.h"
 #include "load_worker.h"
 #include "panel.h"
+#include "panel_id.h"
 #include "report_export.h"
 #include "timeline/timeline_view.h"
 
@@ -30,6 +31,7 @@
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <filesystem>
 
 // The icons are compiled into this static library; register them before first use.
@@ -312,6 +314,12 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
     // The first rank, by its latest steady capture when it was captured several times.
     showRank(m_doc->series.empty() ? 0
                                    : static_cast<int>(m_doc->series.front().summarisedBy().trace));
+    // The Overview first when the trace has steps to show, as the TensorBoard plugin opened.
+    const auto& shown = *m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].analysis;
+    showView(std::any_of(shown.devices.begin(), shown.devices.end(),
+                         [](const analysis::DeviceMetrics& d) { return !d.steps.empty(); })
+                 ? View::Overview
+                 : View::Details);
     if (!m_doc->session.problems.empty()) {
         QString msg = tr("Some files of the folder could not be read:");
         for (const auto& p : m_doc->session.problems) msg += "\n• " + QString::fromStdString(p);
@@ -426,8 +434,24 @@ void MainWindow::showRank(int index) {
                           .arg(QString::fromStdString(lt.analysis->window.description)));
     syncRankPickers();
     const model::Diagnostics& diags = lt.entry.trace->diagnostics();
-    if (!diags.empty())
-        m_status->setText(m_status->text() + tr(" · %1 import notes").arg(QLocale().toString(qulonglong(diags.total()))));
+    if (!diags.empty()) {
+        // By kind: one harmless kind counted 20,000 times is one note, not 20,000.
+        QStringList kinds;
+        for (size_t k = 0; k < static_cast<size_t>(model::DiagnosticKind::Count); ++k) {
+            const auto kind = static_cast<model::DiagnosticKind>(k);
+            if (diags.count(kind))
+                kinds << tr("%1 × %2")
+                             .arg(QLocale().toString(qulonglong(diags.count(kind))))
+                             .arg(QString::fromStdString(
+                                 std::string(model::diagnosticInfo(kind).summary)));
+        }
+        m_status->setText(
+            m_status->text() +
+            (kinds.size() == 1
+                 ? tr(" · import note: %1").arg(kinds.front())
+                 : tr(" · import notes of %1 kinds (Import notes tab)").arg(kinds.size())));
+        m_status->setToolTip(kinds.join("\n"));
+    }
     m_banner->hide();
     if (const QString problems = importProblems(diags); !problems.isEmpty())
         showWarning(tr("%1 was read with problems: %2. Everything that could be read is shown.")
@@ -505,6 +529,16 @@ void MainWindow::syncRankPickers() {
                               .arg(s->captures.size())
                               .arg(QString::fromUtf8(
                                   workspace::capturePhaseName(s->captures[capture].phase).data())));
+}
+
+void MainWindow::selectStep(int64_t number) {
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
+    const auto& steps = m_doc->traces[static_cast<size_t>(m_rank)].analysis->steps;
+    for (size_t i = 0; i < steps.size(); ++i)
+        if (steps[i].number == number && int(i) + 1 < m_steps->count()) {
+            m_steps->setCurrentIndex(int(i) + 1);
+            return;
+        }
 }
 
 void MainWindow::fillSteps() {

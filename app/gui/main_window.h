@@ -72,6 +72,8 @@ public:
     /// Selects finding `row` (0-based): list, detail pane, timeline shading and zoom.
     void selectFinding(int row);
     void showView(View view);
+    /// Selects step `number` of the shown trace in the Step box (the timeline zooms to it).
+    void selectStep(int64_t number);
     /// Puts `text` in the search box and selects its first match on the timeline.
     void searchFor(const QString& text);
     void setThemeMode(ThemeMode mode);

@@ -1,18 +1,18 @@
 #pragma once
 // The views in the main window's bottom tabs behind one small interface, created from one
-// list (panels.cpp): adding a view is its widget (a new file) and one row in that list,
-// which creates it, connects it to the window and says how it shows a trace. The window
+// list (panels.def): adding a view is its file (its widget and its row, which creates it,
+// connects it to the window and says how it shows a trace) and one line in panels.def. The window
 // makes the tabs, switches them (MainWindow::showView) and hands every panel the trace it
 // shows from the list; it holds no pointer to any particular panel.
 #include "document.h"
 
 #include <QString>
 
+#include <QWidget>
+
 #include <functional>
 #include <memory>
 #include <vector>
-
-class QWidget;
 
 namespace stallscope::gui {
 
@@ -36,10 +36,32 @@ public:
     virtual void showTrace(const PanelContext& context) = 0;
 };
 
-enum class PanelId { Details, Flame, Stats, Range, Ranks, Notes };
+/// A bottom view: its values are in panel_id.h (one per line of panels.def).
+enum class PanelId;
 
+/// A widget and how it shows a trace: what most rows' create returns (makePanel).
+template <class W> class WidgetPanel final : public Panel {
+public:
+    WidgetPanel(W* widget, std::function<void(W&, const PanelContext&)> show)
+        : m_widget(widget), m_show(std::move(show)) {}
+    [[nodiscard]] QWidget* widget() const override { return m_widget; }
+    void showTrace(const PanelContext& c) override { m_show(*m_widget, c); }
+
+private:
+    W* m_widget;
+    std::function<void(W&, const PanelContext&)> m_show;
+};
+
+template <class W>
+std::unique_ptr<Panel> makePanel(W* w, std::function<void(W&, const PanelContext&)> show) {
+    return std::make_unique<WidgetPanel<W>>(w, std::move(show));
+}
+
+/// A panel's row: defined in its file as `extern const PanelInfo kPanel<Name>{...}` (extern:
+/// the list finds it by name) and registered by one line in panels.def.
 struct PanelInfo {
     PanelId id;
+    const char* key;   // --view KEY (stallscope --screenshot): "flame"
     const char* title; // the tab's title, translated in the "MainWindow" context
     /// Creates the panel as a child of the window and connects it to it (the timeline,
     /// the other views through MainWindow's public functions).
@@ -48,5 +70,7 @@ struct PanelInfo {
 
 /// Every bottom view, in tab order.
 const std::vector<PanelInfo>& panels();
+/// The row whose key is `key`, or null.
+const PanelInfo* findPanel(std::string_view key);
 
 } // namespace stallscope::gui

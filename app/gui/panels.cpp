@@ -1,5 +1,6 @@
-// The bottom views of the main window: one row each (see panel.h).
+// The rows of the bottom views that came before panels.def (see panel.h).
 #include "panel.h"
+#include "panel_id.h"
 
 #include "details_panel.h"
 #include "flame_panel.h"
@@ -17,24 +18,6 @@
 namespace stallscope::gui {
 
 namespace {
-
-/// A widget and how it shows a trace.
-template <class W> class WidgetPanel final : public Panel {
-public:
-    WidgetPanel(W* widget, std::function<void(W&, const PanelContext&)> show)
-        : m_widget(widget), m_show(std::move(show)) {}
-    [[nodiscard]] QWidget* widget() const override { return m_widget; }
-    void showTrace(const PanelContext& c) override { m_show(*m_widget, c); }
-
-private:
-    W* m_widget;
-    std::function<void(W&, const PanelContext&)> m_show;
-};
-
-template <class W>
-std::unique_ptr<Panel> panel(W* w, std::function<void(W&, const PanelContext&)> show) {
-    return std::make_unique<WidgetPanel<W>>(w, std::move(show));
-}
 
 QString tr(const char* s) {
     return QCoreApplication::translate("MainWindow", s);
@@ -70,80 +53,100 @@ QString notesHtml(const LoadedTrace& lt) {
 
 } // namespace
 
+// One row per line of panels.def, each defined in its panel's file.
+#define STALLSCOPE_PANEL(Name) extern const PanelInfo kPanel##Name;
+#include "panels.def"
+#undef STALLSCOPE_PANEL
+
+// The rows of the panels that came before panels.def; a new panel defines its row in its
+// own file.
+const PanelInfo kPanelDetails{
+    PanelId::Details, "details", QT_TRANSLATE_NOOP("MainWindow", "Details"), [](MainWindow& mw) {
+        auto* w = new DetailsPanel(&mw);
+        TimelineView* tl = mw.timeline();
+        QObject::connect(w, &DetailsPanel::sliceActivated, tl,
+                         [tl](model::SliceId s) { tl->selectSlice(s, true); });
+        QObject::connect(tl, &TimelineView::sliceSelected, w, [w, &mw](model::SliceId s) {
+            w->showSlice(s);
+            if (s.valid()) mw.showView(PanelId::Details);
+        });
+        return makePanel<DetailsPanel>(w, [](DetailsPanel& p, const PanelContext& c) {
+            p.setTrace(c.trace().entry.trace, c.trace().analysis->window.startNs);
+        });
+    }};
+
+const PanelInfo kPanelFlame{
+    PanelId::Flame, "flame", QT_TRANSLATE_NOOP("MainWindow", "Flame graph"), [](MainWindow& mw) {
+        auto* w = new FlamePanel(&mw);
+        // A double-clicked frame becomes the search: its events are outlined and the first
+        // selected.
+        QObject::connect(w, &FlamePanel::frameActivated, &mw, [&mw](model::StringId name) {
+            const model::Trace* t = mw.timeline()->layout().trace();
+            if (!name.valid() || !t) return;
+            const std::string_view s = t->str(name);
+            mw.searchFor(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())));
+        });
+        QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
+                         [w](int64_t lo, int64_t hi) { w->setRange(lo, hi); });
+        return makePanel<FlamePanel>(w, [](FlamePanel& p, const PanelContext& c) {
+            p.setData(c.trace().entry.trace, c.trace().analysis);
+        });
+    }};
+
+const PanelInfo kPanelStats{
+    PanelId::Stats, "stats", QT_TRANSLATE_NOOP("MainWindow", "Statistics"), [](MainWindow& mw) {
+        auto* w = new StatsPanel(&mw);
+        TimelineView* tl = mw.timeline();
+        QObject::connect(w, &StatsPanel::eventRequested, tl,
+                         [tl](model::SliceId s) { tl->selectSlice(s, true); });
+        return makePanel<StatsPanel>(w, [](StatsPanel& p, const PanelContext& c) {
+            p.setData(c.trace().entry.trace, c.trace().analysis);
+        });
+    }};
+
+const PanelInfo kPanelRange{
+    PanelId::Range, "range", QT_TRANSLATE_NOOP("MainWindow", "Range"), [](MainWindow& mw) {
+        auto* w = new RangePanel(&mw);
+        QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
+                         [w, &mw](int64_t lo, int64_t hi) {
+                             w->showRange(lo, hi);
+                             mw.showView(PanelId::Range);
+                         });
+        return makePanel<RangePanel>(w, [](RangePanel& p, const PanelContext& c) {
+            p.setData(c.trace().entry.trace, c.trace().analysis);
+        });
+    }};
+
+const PanelInfo kPanelRanks{
+    PanelId::Ranks, "ranks", QT_TRANSLATE_NOOP("MainWindow", "Ranks"), [](MainWindow& mw) {
+        auto* w = new RanksPanel(&mw);
+        QObject::connect(w, &RanksPanel::rankActivated, &mw,
+                         [&mw](int32_t rank, int column) { mw.showRankAt(rank, column); });
+        return makePanel<RanksPanel>(
+            w, [](RanksPanel& p, const PanelContext& c) { p.setDocument(c.document, c.rank); });
+    }};
+
+const PanelInfo kPanelNotes{
+    PanelId::Notes, "notes", QT_TRANSLATE_NOOP("MainWindow", "Import notes"), [](MainWindow& mw) {
+        auto* w = new QTextBrowser(&mw);
+        w->setObjectName("importNotes");
+        return makePanel<QTextBrowser>(
+            w, [](QTextBrowser& p, const PanelContext& c) { p.setHtml(notesHtml(c.trace())); });
+    }};
+
 const std::vector<PanelInfo>& panels() {
     static const std::vector<PanelInfo> list = {
-        {PanelId::Details, QT_TRANSLATE_NOOP("MainWindow", "Details"),
-         [](MainWindow& mw) {
-             auto* w = new DetailsPanel(&mw);
-             TimelineView* tl = mw.timeline();
-             QObject::connect(w, &DetailsPanel::sliceActivated, tl,
-                              [tl](model::SliceId s) { tl->selectSlice(s, true); });
-             QObject::connect(tl, &TimelineView::sliceSelected, w, [w, &mw](model::SliceId s) {
-                 w->showSlice(s);
-                 if (s.valid()) mw.showView(PanelId::Details);
-             });
-             return panel<DetailsPanel>(w, [](DetailsPanel& p, const PanelContext& c) {
-                 p.setTrace(c.trace().entry.trace, c.trace().analysis->window.startNs);
-             });
-         }},
-        {PanelId::Flame, QT_TRANSLATE_NOOP("MainWindow", "Flame graph"),
-         [](MainWindow& mw) {
-             auto* w = new FlamePanel(&mw);
-             // A double-clicked frame becomes the search: its events are outlined and the first
-             // selected.
-             QObject::connect(w, &FlamePanel::frameActivated, &mw, [&mw](model::StringId name) {
-                 const model::Trace* t = mw.timeline()->layout().trace();
-                 if (!name.valid() || !t) return;
-                 const std::string_view s = t->str(name);
-                 mw.searchFor(QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())));
-             });
-             QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
-                              [w](int64_t lo, int64_t hi) { w->setRange(lo, hi); });
-             return panel<FlamePanel>(w, [](FlamePanel& p, const PanelContext& c) {
-                 p.setData(c.trace().entry.trace, c.trace().analysis);
-             });
-         }},
-        {PanelId::Stats, QT_TRANSLATE_NOOP("MainWindow", "Statistics"),
-         [](MainWindow& mw) {
-             auto* w = new StatsPanel(&mw);
-             TimelineView* tl = mw.timeline();
-             QObject::connect(w, &StatsPanel::eventRequested, tl,
-                              [tl](model::SliceId s) { tl->selectSlice(s, true); });
-             return panel<StatsPanel>(w, [](StatsPanel& p, const PanelContext& c) {
-                 p.setData(c.trace().entry.trace, c.trace().analysis);
-             });
-         }},
-        {PanelId::Range, QT_TRANSLATE_NOOP("MainWindow", "Range"),
-         [](MainWindow& mw) {
-             auto* w = new RangePanel(&mw);
-             QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
-                              [w, &mw](int64_t lo, int64_t hi) {
-                                  w->showRange(lo, hi);
-                                  mw.showView(PanelId::Range);
-                              });
-             return panel<RangePanel>(w, [](RangePanel& p, const PanelContext& c) {
-                 p.setData(c.trace().entry.trace, c.trace().analysis);
-             });
-         }},
-        {PanelId::Ranks, QT_TRANSLATE_NOOP("MainWindow", "Ranks"),
-         [](MainWindow& mw) {
-             auto* w = new RanksPanel(&mw);
-             QObject::connect(w, &RanksPanel::rankActivated, &mw,
-                              [&mw](int32_t rank, int column) { mw.showRankAt(rank, column); });
-             return panel<RanksPanel>(w, [](RanksPanel& p, const PanelContext& c) {
-                 p.setDocument(c.document, c.rank);
-             });
-         }},
-        {PanelId::Notes, QT_TRANSLATE_NOOP("MainWindow", "Import notes"),
-         [](MainWindow& mw) {
-             auto* w = new QTextBrowser(&mw);
-             w->setObjectName("importNotes");
-             return panel<QTextBrowser>(w, [](QTextBrowser& p, const PanelContext& c) {
-                 p.setHtml(notesHtml(c.trace()));
-             });
-         }},
+#define STALLSCOPE_PANEL(Name) kPanel##Name,
+#include "panels.def"
+#undef STALLSCOPE_PANEL
     };
     return list;
+}
+
+const PanelInfo* findPanel(std::string_view key) {
+    for (const PanelInfo& p : panels())
+        if (key == p.key) return &p;
+    return nullptr;
 }
 
 } // namespace stallscope::gui

@@ -1,6 +1,7 @@
 #include "report_export.h"
 
 #include "pdf_report.h"
+#include "stallscope/reports/report_format.h"
 
 #include <QFileInfo>
 #include <QMetaObject>

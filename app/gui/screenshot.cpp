@@ -4,6 +4,8 @@
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
+#include "panel.h"
+#include "timeline/timeline_view.h"
 
 #include <QAbstractItemView>
 #include <QApplication>
@@ -84,6 +86,12 @@ int progressiveScreenshot(const ScreenshotOptions& o, QString* error) {
 
 } // namespace
 
+QString viewNames() {
+    QString s = "timeline";
+    for (const PanelInfo& p : panels()) s += QString(", ") + p.key;
+    return s + ", collectives, captures";
+}
+
 int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     if (o.progressive) return progressiveScreenshot(o, error);
     auto doc = LoadWorker::loadNow(o.input, {}, error);
@@ -101,11 +109,22 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
         }
         w.capturePicker()->setCurrentIndex(o.capture - 1);
     }
+    // 1-based; 0 is none: the window selected the largest on open, so unselect it and show all.
     if (o.finding > 0) w.selectFinding(o.finding - 1);
-    if (o.view == "flame" || o.view == "stats" || o.view == "ranks" || o.view == "collectives") {
-        w.showView(o.view == "flame"   ? MainWindow::View::Flame
-                   : o.view == "stats" ? MainWindow::View::Stats
-                                       : MainWindow::View::Ranks);
+    else if (o.finding == 0) {
+        w.selectFinding(-1);
+        w.timeline()->fitAll();
+    }
+    // --view: a panel's key (panels.def), or timeline, collectives (the Ranks panel's second
+    // view) or captures.
+    const std::string viewKey = o.view == "collectives" ? "ranks" : o.view.toStdString();
+    const PanelInfo* shown = findPanel(viewKey);
+    if (!shown && o.view != "timeline" && o.view != "captures") {
+        if (error) *error = "--view " + o.view + ": unknown (" + viewNames() + ")";
+        return 2;
+    }
+    if (shown) {
+        w.showView(shown->id);
         if (auto* split = w.centralWidget()->findChild<QSplitter*>()) split->setSizes({o.size.height() * 2 / 5, o.size.height() * 3 / 5});
         // The Ranks panel's second view: the ranks side by side with their collectives linked.
         if (o.view == "collectives")

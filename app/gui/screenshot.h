@@ -1,7 +1,7 @@
 #pragma once
 // Headless rendering of the main window to a PNG (docs, tests, bug reports):
 //   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--capture N]
-//              [--view timeline|flame|stats|ranks|collectives|captures] PATH
+//              [--view timeline|PANEL|collectives|captures] PATH   (PANEL: a key of panels.def)
 //   stallscope --screenshot OUT.png --progressive PATH   (the first picture of a progressive open)
 #include "theme.h"
 
@@ -23,6 +23,10 @@ struct ScreenshotOptions {
     /// the cancel took (a file too small for a partial is shown whole).
     bool progressive = false;
 };
+
+/// What --view takes: "timeline, details, flame, ..., collectives, captures" (the panels from
+/// panels.def).
+QString viewNames();
 
 /// Loads, analyses, renders and saves; returns the process exit code.
 int takeScreenshot(const ScreenshotOptions& options, QString* error);

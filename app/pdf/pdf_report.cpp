@@ -1,6 +1,7 @@
 #include "pdf_report.h"
 
 #include "stallscope/base/atomic_file.h"
+#include "stallscope/reports/report_format.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QBuffer>

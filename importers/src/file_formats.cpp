@@ -1,6 +1,7 @@
 // The file formats Stallscope recognises, in the order they are tried: those it reads, and
 // those a user may bring that it does not read, each with what the file is and what to do.
 #include "stallscope/importers/file_formats.h"
+#include "stallscope/importers/input_format.h"
 
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
@@ -144,59 +145,113 @@ std::string sqliteDetail(const ContentProbe& p) {
 
 } // namespace
 
+// One row per line of file_formats.def, each defined beside its reader.
+#define STALLSCOPE_FILE_FORMAT(Name) extern const FileFormat kFormat##Name;
+#include "stallscope/importers/file_formats.def"
+#undef STALLSCOPE_FILE_FORMAT
+
+// The rows of the formats that came before file_formats.def; a new format defines its row
+// beside its reader.
+const FileFormat kFormatMemoryTimeline{
+    InputFormat::MemoryTimeline,
+    "PyTorch memory timeline",
+    isMemoryTimeline,
+    nullptr,
+    "a PyTorch memory timeline (torch.profiler's export_memory_timeline_raw or "
+    "export_memory_timeline JSON: rows of numbers, not trace events)",
+    "Stallscope does not read memory timelines yet — open the trace of the same run "
+    "instead (export_chrome_trace or tensorboard_trace_handler; with profile_memory=True "
+    "it holds the memory curve)"};
+const FileFormat kFormatRocprofJson{
+    InputFormat::RocprofJson,
+    "rocprofv3 JSON",
+    isRocprofJson,
+    nullptr,
+    "a rocprofv3 JSON (rocprofv3 --output-format json), not a Kineto trace",
+    "Stallscope does not read rocprofv3 output yet — profile the PyTorch run with "
+    "torch.profiler (it records the HIP kernels on ROCm) and open its trace"};
+const FileFormat kFormatGzip{InputFormat::Gzip, "gzip", isGzipJson, importGzip};
+const FileFormat kFormatChromeJson{InputFormat::ChromeJson, "Chrome/Kineto JSON", isPlainJson,
+                                   importJson};
+const FileFormat kFormatXPlaneProtobuf{InputFormat::XPlaneProtobuf,
+                                       "XPlane protobuf",
+                                       isXSpace,
+                                       nullptr,
+                                       "an XPlane protobuf (TensorBoard profile plugin)",
+                                       "this version of Stallscope reads Chrome/Kineto JSON only"};
+const FileFormat kFormatMemorySnapshot{
+    InputFormat::MemorySnapshot,
+    "PyTorch CUDA allocator snapshot",
+    isMemorySnapshot,
+    nullptr,
+    "a PyTorch CUDA allocator snapshot (a Python pickle from "
+    "torch.cuda.memory._dump_snapshot)",
+    "Stallscope does not read memory snapshots yet — open it at "
+    "https://pytorch.org/memory_viz; for memory over time in a trace, profile with "
+    "torch.profiler(profile_memory=True)"};
+const FileFormat kFormatPythonPickle{
+    InputFormat::PythonPickle,
+    "Python pickle",
+    isPickle,
+    nullptr,
+    "a Python pickle",
+    "it is not a trace: Stallscope never unpickles files; it reads Chrome/Kineto JSON "
+    "traces (torch.profiler's export_chrome_trace or tensorboard_trace_handler)",
+    pickleDetail};
+const FileFormat kFormatMemoryVizHtml{
+    InputFormat::MemoryVizHtml,
+    "torch.cuda._memory_viz HTML",
+    isMemoryVizHtml,
+    nullptr,
+    "a torch.cuda._memory_viz HTML page (a CUDA allocator snapshot inside its viewer)",
+    "Stallscope does not read memory snapshots yet — open the page in a web browser"};
+const FileFormat kFormatStallscopeReport{
+    InputFormat::StallscopeReport,
+    "Stallscope HTML report",
+    isStallscopeReport,
+    nullptr,
+    "a Stallscope HTML report",
+    "open it in a web browser, or give Stallscope the trace it was made from"};
+const FileFormat kFormatHtml{
+    InputFormat::Html,
+    "HTML",
+    isHtml,
+    nullptr,
+    "an HTML page",
+    "it is not a trace — open it in a web browser; Stallscope reads the Chrome/Kineto "
+    "JSON trace (plain or gzip) a page was made from"};
+const FileFormat kFormatNsightSqlite{
+    InputFormat::NsightSqlite,
+    "Nsight Systems SQLite export",
+    isNsightSqlite,
+    nullptr,
+    "an Nsight Systems SQLite export (nsys export --type sqlite)",
+    "Stallscope does not read Nsight exports yet — export the PyTorch run with "
+    "torch.profiler instead"};
+const FileFormat kFormatRpdSqlite{
+    InputFormat::RpdSqlite,
+    "RPD (rocmProfileData) SQLite",
+    isRpdSqlite,
+    nullptr,
+    "an RPD (rocmProfileData) SQLite profile (rocpd_* tables)",
+    "Stallscope does not read RPD profiles yet — profile the PyTorch run with "
+    "torch.profiler instead (rocmProfileData's tools/rpd2tracing.py converts RPD to a "
+    "Chrome trace for viewing)"};
+const FileFormat kFormatSqlite{
+    InputFormat::Sqlite,
+    "SQLite",
+    isSqlite,
+    nullptr,
+    "an SQLite database",
+    "it is not a trace Stallscope can read (expected Chrome/Kineto JSON, plain or gzip, "
+    "or a TensorBoard log folder)",
+    sqliteDetail};
+
 const std::vector<FileFormat>& fileFormats() {
     static const std::vector<FileFormat> table = {
-        // JSON that is not a trace, before the JSON rows.
-        {InputFormat::MemoryTimeline, isMemoryTimeline, nullptr,
-         "a PyTorch memory timeline (torch.profiler's export_memory_timeline_raw or "
-         "export_memory_timeline JSON: rows of numbers, not trace events)",
-         "Stallscope does not read memory timelines yet — open the trace of the same run "
-         "instead (export_chrome_trace or tensorboard_trace_handler; with profile_memory=True "
-         "it holds the memory curve)"},
-        {InputFormat::RocprofJson, isRocprofJson, nullptr,
-         "a rocprofv3 JSON (rocprofv3 --output-format json), not a Kineto trace",
-         "Stallscope does not read rocprofv3 output yet — profile the PyTorch run with "
-         "torch.profiler (it records the HIP kernels on ROCm) and open its trace"},
-        // Chrome/Kineto JSON, gzip-compressed or plain.
-        {InputFormat::Gzip, isGzipJson, importGzip},
-        {InputFormat::ChromeJson, isPlainJson, importJson},
-        {InputFormat::XPlaneProtobuf, isXSpace, nullptr,
-         "an XPlane protobuf (TensorBoard profile plugin)",
-         "this version of Stallscope reads Chrome/Kineto JSON only"},
-        // Python pickles: never unpickled, only their first opcodes read.
-        {InputFormat::MemorySnapshot, isMemorySnapshot, nullptr,
-         "a PyTorch CUDA allocator snapshot (a Python pickle from "
-         "torch.cuda.memory._dump_snapshot)",
-         "Stallscope does not read memory snapshots yet — open it at "
-         "https://pytorch.org/memory_viz; for memory over time in a trace, profile with "
-         "torch.profiler(profile_memory=True)"},
-        {InputFormat::PythonPickle, isPickle, nullptr, "a Python pickle",
-         "it is not a trace: Stallscope never unpickles files; it reads Chrome/Kineto JSON "
-         "traces (torch.profiler's export_chrome_trace or tensorboard_trace_handler)",
-         pickleDetail},
-        // HTML pages.
-        {InputFormat::MemoryVizHtml, isMemoryVizHtml, nullptr,
-         "a torch.cuda._memory_viz HTML page (a CUDA allocator snapshot inside its viewer)",
-         "Stallscope does not read memory snapshots yet — open the page in a web browser"},
-        {InputFormat::StallscopeReport, isStallscopeReport, nullptr, "a Stallscope HTML report",
-         "open it in a web browser, or give Stallscope the trace it was made from"},
-        {InputFormat::Html, isHtml, nullptr, "an HTML page",
-         "it is not a trace — open it in a web browser; Stallscope reads the Chrome/Kineto "
-         "JSON trace (plain or gzip) a page was made from"},
-        // SQLite databases: told apart by their table names.
-        {InputFormat::NsightSqlite, isNsightSqlite, nullptr,
-         "an Nsight Systems SQLite export (nsys export --type sqlite)",
-         "Stallscope does not read Nsight exports yet — export the PyTorch run with "
-         "torch.profiler instead"},
-        {InputFormat::RpdSqlite, isRpdSqlite, nullptr,
-         "an RPD (rocmProfileData) SQLite profile (rocpd_* tables)",
-         "Stallscope does not read RPD profiles yet — profile the PyTorch run with "
-         "torch.profiler instead (rocmProfileData's tools/rpd2tracing.py converts RPD to a "
-         "Chrome trace for viewing)"},
-        {InputFormat::Sqlite, isSqlite, nullptr, "an SQLite database",
-         "it is not a trace Stallscope can read (expected Chrome/Kineto JSON, plain or gzip, "
-         "or a TensorBoard log folder)",
-         sqliteDetail},
+#define STALLSCOPE_FILE_FORMAT(Name) kFormat##Name,
+#include "stallscope/importers/file_formats.def"
+#undef STALLSCOPE_FILE_FORMAT
     };
     return table;
 }

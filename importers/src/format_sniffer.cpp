@@ -2,6 +2,7 @@
 
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
+#include "stallscope/importers/input_format.h"
 
 #include <system_error>
 
@@ -62,21 +63,10 @@ const char* inputFormatName(InputFormat f) {
     case InputFormat::Missing: return "missing";
     case InputFormat::Directory: return "folder";
     case InputFormat::Empty: return "empty";
-    case InputFormat::Gzip: return "gzip";
-    case InputFormat::ChromeJson: return "Chrome/Kineto JSON";
-    case InputFormat::XPlaneProtobuf: return "XPlane protobuf";
-    case InputFormat::MemoryTimeline: return "PyTorch memory timeline";
-    case InputFormat::RocprofJson: return "rocprofv3 JSON";
-    case InputFormat::MemorySnapshot: return "PyTorch CUDA allocator snapshot";
-    case InputFormat::PythonPickle: return "Python pickle";
-    case InputFormat::MemoryVizHtml: return "torch.cuda._memory_viz HTML";
-    case InputFormat::StallscopeReport: return "Stallscope HTML report";
-    case InputFormat::Html: return "HTML";
-    case InputFormat::NsightSqlite: return "Nsight Systems SQLite export";
-    case InputFormat::RpdSqlite: return "RPD (rocmProfileData) SQLite";
-    case InputFormat::Sqlite: return "SQLite";
-    case InputFormat::Unknown: return "unknown";
+    default: break;
     }
+    for (const FileFormat& row : fileFormats())
+        if (row.format == f) return row.name.data(); // the rows' names are literals
     return "unknown";
 }
 

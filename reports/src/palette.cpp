@@ -55,6 +55,20 @@ uint32_t kindRgb(EventKind k) {
     return 0xA9B0BA;
 }
 
+uint32_t breakdownRgb(size_t category) {
+    switch (category) { // the order of analysis::breakdownCategories()
+    case 0: return kindRgb(EventKind::Kernel);
+    case 1: return kindRgb(EventKind::Memcpy);
+    case 2: return kindRgb(EventKind::Memset);
+    case 3: return kindRgb(EventKind::Communication);
+    case 4: return kindRgb(EventKind::Runtime);
+    case 5: return causeRgb(IdleCause::DataLoading);
+    case 6: return kindRgb(EventKind::CpuOp);
+    default: break;
+    }
+    return 0xDADDE1;
+}
+
 std::string hexColor(uint32_t rgb) {
     char buf[8];
     std::snprintf(buf, sizeof buf, "#%06x", rgb & 0xFFFFFFu);

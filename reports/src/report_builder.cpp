@@ -105,6 +105,53 @@ void idleCauses(ReportDocument& doc, const ReportInput& in, const std::string& p
     }
 }
 
+/// The TensorBoard plugin's Overview: each step's time by what ran (kernel, copies, memsets,
+/// communication, runtime, data loading, CPU, other), as stacked bars and a table.
+void stepBreakdownSection(ReportDocument& doc, const ReportInput& in, const std::string& prefix,
+                          const ReportOptions& o) {
+    const AnalysisResult& a = *in.analysis;
+    bool any = false;
+    for (const DeviceMetrics& d : a.devices) any = any || !d.steps.empty();
+    if (!any) return;
+    doc.heading(2, prefix + "Time per step", detail::anchor(prefix + "steps"));
+    doc.paragraph(plain("Each instant of a step (its start to the next step's start) is charged "
+                        "once, in this order: GPU kernel, memcpy, memset, communication, then "
+                        "what the host did while the GPU had none of these: runtime calls, data "
+                        "loading, CPU operators, other (nothing traced). The parts add up to the "
+                        "step; warm-up steps are marked."));
+    const auto& cats = breakdownCategories();
+    for (const DeviceMetrics& d : a.devices) {
+        const StepBreakdown b = stepBreakdown(d);
+        if (b.empty()) continue;
+        if (o.pictures) doc.picture(stepBreakdownPicture(b));
+        Table t;
+        t.header = {"Step", "Length"};
+        t.rightAlign = {false, true};
+        for (const BreakdownCategory& c : cats) {
+            t.header.push_back(std::string(c.label));
+            t.rightAlign.push_back(true);
+        }
+        auto row = [&](const std::string& label, int64_t length,
+                       const std::array<int64_t, kBreakdownCategories>& ns) {
+            std::vector<Text> r{plain(label), plain(formatDuration(length))};
+            for (size_t k = 0; k < cats.size(); ++k)
+                r.push_back(plain(formatDuration(ns[k]) + " (" +
+                                  pct(double(ns[k]) / double(std::max<int64_t>(1, length))) + ")"));
+            t.rows.push_back(std::move(r));
+        };
+        constexpr size_t kRows = 32;
+        for (size_t i = 0; i < b.steps.size() && i < kRows; ++i)
+            row("#" + std::to_string(b.steps[i].number) + (b.steps[i].warmup ? " (warm-up)" : ""),
+                b.steps[i].lengthNs(), b.steps[i].ns);
+        if (b.meanOver > 1)
+            row("mean of " + std::to_string(b.meanOver) + " steady steps", b.meanStepNs, b.meanNs);
+        doc.table(std::move(t));
+        if (b.steps.size() > kRows)
+            doc.paragraph(plain(std::to_string(b.steps.size()) +
+                                " steps in all; the analysis JSON has every step."));
+    }
+}
+
 void finding(ReportDocument& doc, const ReportInput& in, const Finding& f, size_t n,
              const std::string& prefix, const ReportOptions& o,
              std::shared_ptr<const scene::TimelineIndex>& index) {
@@ -324,6 +371,7 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
             doc.blocks.push_back(Block{Block::Kind::Rule});
         }
         summary(doc, in, prefix);
+        stepBreakdownSection(doc, in, prefix, o);
         idleCauses(doc, in, prefix, o);
         findings(doc, in, prefix, o);
         waterfall(doc, in, prefix, o);

@@ -5,6 +5,7 @@
 #include "stallscope/reports/annotated_trace.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/report.h"
+#include "stallscope/reports/report_format.h"
 
 #include <algorithm>
 
@@ -52,38 +53,52 @@ base::Status writeTrace(const std::vector<ReportInput>& inputs, const std::files
     return writeAnnotatedTrace(*inputs.front().trace, *inputs.front().analysis, out);
 }
 
+} // namespace
+
+// One row per line of report_formats.def, each defined beside its writer.
+#define STALLSCOPE_REPORT_FORMAT(Name) extern const ReportFormatInfo kReportFormat##Name;
+#include "stallscope/reports/report_formats.def"
+#undef STALLSCOPE_REPORT_FORMAT
+
+// The rows of the formats that came before report_formats.def; a new format defines its
+// row beside its writer.
+const ReportFormatInfo kReportFormatHtml{
+    ReportFormat::Html, {"html"}, {".html", ".htm"}, "HTML report (*.html)", writeHtml,
+    compareHtml,        {}};
+const ReportFormatInfo kReportFormatPdf{
+    ReportFormat::Pdf,
+    {"pdf"},
+    {".pdf"},
+    "PDF report (*.pdf)",
+    nullptr,
+    nullptr,
+    "PDF needs the Qt part of Stallscope (this build has none)"};
+const ReportFormatInfo kReportFormatMarkdown{ReportFormat::Markdown,
+                                             {"md", "markdown"},
+                                             {".md", ".markdown"},
+                                             "Markdown report (*.md)",
+                                             writeMarkdown,
+                                             compareMarkdown,
+                                             {}};
+const ReportFormatInfo kReportFormatJson{
+    ReportFormat::Json, {"json"}, {".json"}, "Analysis JSON (*.json)", writeJson, nullptr, {}};
+const ReportFormatInfo kReportFormatAnnotatedTrace{
+    ReportFormat::AnnotatedTrace,
+    {"trace"},
+    {".trace.json", ".trace.json.gz", ".json.gz"},
+    "Annotated trace for Perfetto (*.trace.json.gz *.trace.json)",
+    writeTrace,
+    nullptr,
+    {}};
+
+namespace {
+
 std::vector<ReportFormatInfo>& table() {
-    // The export dialog's order. One row per format.
+    // A copy of the rows: app/pdf registers the PDF writers into it.
     static std::vector<ReportFormatInfo> formats{
-        {ReportFormat::Html,
-         {"html"},
-         {".html", ".htm"},
-         "HTML report (*.html)",
-         writeHtml,
-         compareHtml,
-         {}},
-        {ReportFormat::Pdf,
-         {"pdf"},
-         {".pdf"},
-         "PDF report (*.pdf)",
-         nullptr,
-         nullptr,
-         "PDF needs the Qt part of Stallscope (this build has none)"},
-        {ReportFormat::Markdown,
-         {"md", "markdown"},
-         {".md", ".markdown"},
-         "Markdown report (*.md)",
-         writeMarkdown,
-         compareMarkdown,
-         {}},
-        {ReportFormat::Json, {"json"}, {".json"}, "Analysis JSON (*.json)", writeJson, nullptr, {}},
-        {ReportFormat::AnnotatedTrace,
-         {"trace"},
-         {".trace.json", ".trace.json.gz", ".json.gz"},
-         "Annotated trace for Perfetto (*.trace.json.gz *.trace.json)",
-         writeTrace,
-         nullptr,
-         {}},
+#define STALLSCOPE_REPORT_FORMAT(Name) kReportFormat##Name,
+#include "stallscope/reports/report_formats.def"
+#undef STALLSCOPE_REPORT_FORMAT
     };
     return formats;
 }

@@ -194,4 +194,80 @@ Picture rankHeatmapPicture(const CrossRankResult& cross, bool waiting, int width
     return pic;
 }
 
+Picture stepBreakdownPicture(const StepBreakdown& b, int width) {
+    Picture pic;
+    pic.width = width;
+    const auto& cats = breakdownCategories();
+    constexpr size_t kMaxBars = 48; // more steps: the first 48 (the table says how many)
+    const size_t bars = std::min(b.steps.size(), kMaxBars);
+    const bool mean = b.meanOver > 1;
+    const int top = 24, chartH = 180, axisW = 64, labelH = 18, legendRows = 2;
+    const int legendY = top + chartH + labelH + 16;
+    pic.height = legendY + legendRows * 18 + 4;
+    int64_t longest = std::max<int64_t>(1, mean ? b.meanStepNs : 0);
+    for (size_t i = 0; i < bars; ++i) longest = std::max(longest, b.steps[i].lengthNs());
+    std::string s = detail::svgOpen(width, pic.height);
+    s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
+         escapeHtml("GPU " + std::to_string(b.device) + " · time per step by what ran") + "</text>";
+    // The axis: 0 and the longest step.
+    const double plotW = double(width - axisW);
+    const double slot = plotW / double(bars + (mean ? 2 : 0));
+    const double barW = std::max(2.0, slot * 0.7);
+    auto yOf = [&](int64_t ns) {
+        return top + chartH - double(chartH) * double(ns) / double(longest);
+    };
+    s += "<text x='" + std::to_string(axisW - 6) + "' y='" + std::to_string(top + 10) +
+         "' fill='#555' text-anchor='end'>" + escapeHtml(formatDuration(longest)) + "</text>";
+    s += "<text x='" + std::to_string(axisW - 6) + "' y='" + std::to_string(top + chartH) +
+         "' fill='#555' text-anchor='end'>0</text>";
+    s += "<line x1='" + std::to_string(axisW) + "' y1='" + std::to_string(top + chartH) + "' x2='" +
+         std::to_string(width) + "' y2='" + std::to_string(top + chartH) + "' stroke='#999'/>";
+    auto bar = [&](double x, const std::string& label, int64_t length,
+                   const std::array<int64_t, kBreakdownCategories>& ns, bool faded) {
+        int64_t below = 0;
+        for (size_t k = 0; k < cats.size(); ++k) {
+            if (ns[k] <= 0) continue;
+            const double y0 = yOf(below), y1 = yOf(below + ns[k]);
+            s += "<rect x='" + detail::svgNum(x) + "' y='" + detail::svgNum(y1) + "' width='" +
+                 detail::svgNum(barW) + "' height='" + detail::svgNum(std::max(0.0, y0 - y1)) +
+                 "' fill='" + hexColor(breakdownRgb(k)) + "'" +
+                 (faded ? " fill-opacity='0.45'" : "") + "><title>" +
+                 escapeHtml(label + ": " + std::string(cats[k].label) + " " +
+                            formatDuration(ns[k]) + " of " + formatDuration(length)) +
+                 "</title></rect>";
+            below += ns[k];
+        }
+        if (slot >= 28 || bars <= 16)
+            s += "<text x='" + detail::svgNum(x + barW / 2) + "' y='" +
+                 std::to_string(top + chartH + 14) + "' fill='#555' text-anchor='middle'>" +
+                 escapeHtml(label) + "</text>";
+    };
+    for (size_t i = 0; i < bars; ++i) {
+        const StepBreakdownRow& st = b.steps[i];
+        bar(axisW + slot * double(i) + (slot - barW) / 2, "#" + std::to_string(st.number),
+            st.lengthNs(), st.ns, st.warmup);
+    }
+    if (mean)
+        bar(axisW + slot * double(bars + 1) + (slot - barW) / 2, "mean", b.meanStepNs, b.meanNs,
+            false);
+    // Legend: four columns, two rows.
+    const double colW = double(width) / 4;
+    for (size_t k = 0; k < cats.size(); ++k) {
+        const double lx = colW * double(k % 4);
+        const int ly = legendY + static_cast<int>(k / 4) * 18;
+        s += "<rect x='" + detail::svgNum(lx) + "' y='" + std::to_string(ly - 9) +
+             "' width='10' height='10' fill='" + hexColor(breakdownRgb(k)) + "'/>";
+        s += "<text x='" + detail::svgNum(lx + 14) + "' y='" + std::to_string(ly) +
+             "' fill='#222'>" +
+             escapeHtml(std::string(cats[k].label) +
+                        (mean ? "  " + formatDuration(b.meanNs[k]) : std::string())) +
+             "</text>";
+    }
+    s += "</svg>";
+    pic.svg = std::move(s);
+    pic.alt = "GPU " + std::to_string(b.device) + ": time per step by what ran, " +
+              std::to_string(b.steps.size()) + " steps";
+    return pic;
+}
+
 } // namespace stallscope::reports

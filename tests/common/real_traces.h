@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include "stallscope/importers/format_sniffer.h"
+#include "stallscope/importers/input_format.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -15,6 +15,7 @@
 #include "fuzz_support.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/base/utf8.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/importers/source_text.h"

@@ -19,6 +19,7 @@
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/importers/input_format.h"
 
 using namespace stallscope;
 using importers::InputFormat;

@@ -5,6 +5,7 @@
 // thread; what stays on it (painting, models of finished results) must be short.
 #include "flame_panel.h"
 #include "main_window.h"
+#include "panel.h"
 #include "random_trace.h"
 #include "real_traces.h"
 #include "test_support.h"
@@ -200,9 +201,8 @@ private Q_SLOTS:
             QTest::keyClick(tl, Qt::Key_0);
             QTest::qWait(3);
             meter.phase(rel + ": views");
-            for (MainWindow::View v : {MainWindow::View::Flame, MainWindow::View::Stats, MainWindow::View::Ranks,
-                                       MainWindow::View::Notes, MainWindow::View::Details}) {
-                w.showView(v);
+            for (const PanelInfo& p : panels()) { // every bottom view (panels.def)
+                w.showView(p.id);
                 QTest::qWait(5);
             }
             meter.phase(rel + ": search");

@@ -10,6 +10,7 @@
 #include "record_dialog.h"
 #include "timeline/timeline_view.h"
 
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/capture/fake_source.h"
 #include "stallscope/importers/importer.h"
 

@@ -21,6 +21,7 @@
 #include "theme.h"
 #include "timeline/timeline_view.h"
 
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/workspace/rank_summary.h"
 #include "stallscope/workspace/workspace.h"
 

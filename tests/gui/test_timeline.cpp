@@ -6,6 +6,7 @@
 #include "timeline/timeline_view.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 
 #include <QApplication>
 #include <QImage>

@@ -5,6 +5,7 @@
 #include "test_support.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/analysis/gpu_metrics.h"
 #include "stallscope/importers/importer.h"
 

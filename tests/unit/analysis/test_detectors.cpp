@@ -4,6 +4,7 @@
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/detector_catalogue.h"
+#include "stallscope/analysis/finding_kind.h"
 
 #include <QTest>
 

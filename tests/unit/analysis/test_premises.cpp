@@ -4,6 +4,7 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 
 #include <QTest>
 

@@ -58,6 +58,33 @@ private Q_SLOTS:
             QVERIFY2(own.startsWith("usage:\n  " + QByteArray(c)), own.constData());
         }
     }
+    // The command and report-format lists come from the registries (commands.def,
+    // report_formats.def): help --list, which bash completion reads, the {report-formats}
+    // placeholder of report's usage and its --format error all say the same names.
+    void listsAndCompletionComeFromTheTables() {
+        QByteArray commands, formats, help, reportHelp, err;
+        QCOMPARE(run({"help", "--list", "commands"}, &commands), 0);
+        QCOMPARE(commands, QByteArray("info\nanalyze\nmerge\nreport\nrecord\n"));
+        QCOMPARE(run({"help", "--list", "report-formats"}, &formats), 0);
+        QCOMPARE(formats, QByteArray("html\npdf\nmd\nmarkdown\njson\ntrace\n"));
+        QCOMPARE(run({"help", "--list", "nothing"}, nullptr, &err), 2);
+        QVERIFY(err.contains("commands or report-formats"));
+        QCOMPARE(run({"--help"}, &help), 0);
+        QVERIFY(help.contains("report [--format html|pdf|md|json|trace]"));
+        QVERIFY(!help.contains("{report-formats}"));
+        QCOMPARE(run({"report", "--help"}, &reportHelp), 0);
+        QVERIFY(reportHelp.contains("--format html|pdf|md|json|trace"));
+        QCOMPARE(run({"report", "--format", "docx", "-o", "x.docx", sample()}, nullptr, &err), 2);
+        QVERIFY2(err.contains("--format needs one of html, pdf, md, json, trace"), err.constData());
+        // The completion file asks the CLI instead of listing names of its own.
+        QFile completion(qEnvironmentVariable("STALLSCOPE_SOURCE_DIR") +
+                         "/packaging/completion/stallscope-cli");
+        QVERIFY(completion.open(QIODevice::ReadOnly));
+        const QByteArray script = completion.readAll();
+        QVERIFY(script.contains("help --list commands"));
+        QVERIFY(script.contains("help --list report-formats"));
+        QVERIFY(!script.contains("html md json"));
+    }
     void standardStreamsQuietAndManPage() {
         // "-": the trace on standard input (gzip told by its magic), same analysis as the file.
         QFile gz(sample());
@@ -208,6 +235,39 @@ private Q_SLOTS:
         QCOMPARE(run({"analyze", "--window", "12", "--json", sample()}, &out), 0);
         QVERIFY(QJsonDocument::fromJson(out).array().at(0).toObject()["window"].toObject()["description"].toString().contains("#12"));
     }
+    // The text's "Time per step" table: a row per step of the JSON's devices.0.steps, each
+    // step's length and its roles as the JSON has them (durations as the CLI prints them are
+    // checked by digits: the kernel column's value is the JSON's kernel_ns rounded).
+    void analyzeTextShowsTheStepBreakdownOfTheJson() {
+        QByteArray text, json;
+        QCOMPARE(run({"analyze", sample()}, &text), 0);
+        QCOMPARE(run({"analyze", "--json", sample()}, &json), 0);
+        const QJsonArray steps = QJsonDocument::fromJson(json)
+                                     .array()
+                                     .at(0)
+                                     .toObject()["devices"]
+                                     .toObject()["0"]
+                                     .toObject()["steps"]
+                                     .toArray();
+        QVERIFY(steps.size() >= 3);
+        const int at = int(text.indexOf("Time per step by what ran"));
+        QVERIFY2(at > 0, text.constData());
+        const QList<QByteArray> lines = text.mid(at).split('\n');
+        QVERIFY(lines.at(1).contains("length") && lines.at(1).contains("kern") &&
+                lines.at(1).contains("other"));
+        for (qsizetype i = 0; i < steps.size() && i < 16; ++i) {
+            const QJsonObject st = steps.at(i).toObject();
+            const QByteArray row = lines.at(2 + i).trimmed();
+            QVERIFY2(row.startsWith("#" + QByteArray::number(st["number"].toInteger())),
+                     row.constData());
+            const QJsonObject roles = st["roles"].toObject();
+            qint64 total = 0;
+            for (auto it = roles.begin(); it != roles.end(); ++it) total += it.value().toInteger();
+            // The parts add up to the step (start to the next step's start).
+            QCOMPARE(total, st["end_ns"].toInteger() - st["start_ns"].toInteger());
+        }
+        QVERIFY(text.contains("kern = Kernel, cpy = Memcpy"));
+    }
     void aCutInputFailsTheGates() {
         // The sample's gzip cut at 60 %: analysed (what was read), said, and no gate passes on
         // it unless --allow-truncated says a part is enough.
@@ -288,6 +348,8 @@ private Q_SLOTS:
         QByteArray out;
         QCOMPARE(run({"info", sample()}, &out), 0);
         QVERIFY(out.contains("busy"));
+        // info's busy share is of the device's span, not analyze's window: it says so.
+        QVERIFY(out.contains("of its first to last GPU work; analyze: of its window"));
         QVERIFY(out.contains("ProfilerStep"));
         QCOMPARE(run({"--version"}, &out), 0);
         QVERIFY(out.contains("live GPU capture"));

@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/capture/fake_source.h"
 #include "stallscope/importers/importer.h"
 

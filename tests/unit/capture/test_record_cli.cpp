@@ -1,6 +1,7 @@
 // `stallscope-cli record` as a user runs it: exit codes, the written trace, the findings,
 // --duration, Ctrl-C, usage and output errors, and `--version`.
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/importers/importer.h"
 
 #include <QElapsedTimer>

@@ -3,6 +3,7 @@
 // one. No LibTorch header here.
 #include "sanitizer.h"
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/analysis/name_rules.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/torch/demos.h"

@@ -8,6 +8,7 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/reports/annotated_trace.h"
 

@@ -7,6 +7,7 @@
 
 #include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/reports/report_format.h"
 
 #include <QProcess>
 #include <QStandardPaths>

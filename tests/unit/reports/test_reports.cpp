@@ -5,12 +5,14 @@
 #include "test_support.h"
 #include "trace_text.h"
 
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/base/atomic_file.h"
 #include "stallscope/base/text_format.h"
 #include "stallscope/base/utf8.h"
 #include "stallscope/importers/importer.h"
 #include "stallscope/reports/escape.h"
 #include "stallscope/reports/report.h"
+#include "stallscope/reports/report_format.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -233,6 +235,37 @@ private Q_SLOTS:
         QVERIFY(picture.contains(">data_loading</text>"));
         QVERIFY(picture.contains("fill='#e63228'"));  // the shade
         QVERIFY(picture.contains("GPU 0 stream 7"));
+    }
+
+    // The TensorBoard plugin's Overview in the report: a "Time per step" section with a
+    // stacked-bar picture and a table whose parts of each step add up to it.
+    void stepBreakdownSectionHasTheFigures() {
+        TraceText t;
+        for (int n = 0; n < 3; ++n) {
+            const int64_t at = n * 1000;
+            t.step(n, at, 1000);
+            t.launch("k_gemm", at + 100, 10, at + 200, 300);
+            t.memcpy("Memcpy HtoD (Pageable -> Device)", at + 600, 100, t.nextCorrelation(), 4096);
+        }
+        const ReportInput in = analysed(t.load(), "steps.json");
+        const QString md = QString::fromStdString(renderMarkdown(buildReport({in})));
+        const int at = int(md.indexOf("## Time per step"));
+        QVERIFY2(at > 0, qPrintable(md.left(2000)));
+        // Markdown escapes '#' and '.' in table cells: compare the text without the escapes.
+        const QString section = md.mid(at, md.indexOf("\n## ", at + 5) - at).remove('\\');
+        QVERIFY(section.contains("| Step | Length | Kernel | Memcpy | Memset | Communication | "
+                                 "Runtime | Data loading | CPU | Other |"));
+        const QString kernel = QString::fromStdString(formatDuration(300'000)) + " (30.0%)";
+        const QString copy = QString::fromStdString(formatDuration(100'000)) + " (10.0%)";
+        for (const char* step : {"| #0 |", "| #1 |", "| #2 |", "| mean of 3 steady steps |"}) {
+            const int row = int(section.indexOf(step));
+            QVERIFY2(row > 0, step);
+            const QString line = section.mid(row, section.indexOf('\n', row) - row);
+            QVERIFY2(line.contains(kernel) && line.contains(copy), qPrintable(line));
+        }
+        const QString html = QString::fromStdString(renderHtml(buildReport({in})));
+        QVERIFY(html.contains("time per step by what ran"));
+        checkTags(html);
     }
 
     void everyRealTraceMakesEveryTextFormat() {

@@ -282,25 +282,8 @@ struct HtaBreakdown {
 
 // ---------------------------------------------------------------- findings
 
-enum class FindingKind : uint8_t {
-    DataLoading,
-    BlockingH2dCopy,
-    HostSync,
-    CpuDispatch, // the GPU waits for the CPU to dispatch work (launches, operators, Python)
-    NoTensorCores,
-    LoggingCheckpoint,
-    GpuNotUsed,
-    CommExposed,
-    MemoryPressure,
-    LowUtilization,
-    GraphCapture,   // context: the trace records a CUDA/HIP graph capture, not execution
-    Compilation,    // context: torch.compile compiles (or recompiles) inside the window
-    GraphBreaks,    // context: several compiled regions per step (graph breaks)
-    Warmup,         // context: leading warm-up, left out of the window the findings use
-    AllocatorChurn, // the GPU waits while the allocator frees and allocates every step
-    GpuNotRecorded, // context: launch calls were recorded but no GPU activity
-    Count
-};
+/// A finding's kind: its values are in finding_kind.h (one per line of detectors.def).
+enum class FindingKind : uint8_t;
 std::string_view findingKindName(FindingKind k);      // "data_loading"
 bool findingKindFromName(std::string_view name, FindingKind& out);
 
@@ -339,7 +322,7 @@ struct Claim {
 
 struct Finding {
     std::string id;                    // stable: "<kind>/gpu<d>" or "<kind>/gpu<d>/<n>"
-    FindingKind kind = FindingKind::LowUtilization;
+    FindingKind kind{};
     int32_t device = -1;
     std::string title;
     FindingSeverity severity = FindingSeverity::Low;

@@ -51,7 +51,7 @@ struct DigestCollective {
 };
 
 struct DigestFinding {
-    FindingKind kind = FindingKind::LowUtilization;
+    FindingKind kind{};
     double savingShare = 0;
     std::string title;
 };
@@ -109,7 +109,7 @@ struct RankStepCell {
 
 /// One finding kind across the ranks: "cpu_dispatch on 8 of 8 ranks, 29-42 % of step time".
 struct RankFinding {
-    FindingKind kind = FindingKind::LowUtilization;
+    FindingKind kind{};
     size_t ranks = 0;                  // ranks with this finding
     double minShare = 0, maxShare = 0; // its saving's share of each rank's window
     int32_t worstRank = -1;            // where it saves the most

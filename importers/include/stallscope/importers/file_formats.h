@@ -4,7 +4,7 @@
 // database's table names) and how a file of it is imported, or, for a format Stallscope
 // recognises but does not read, what the file is and what to do instead. sniffPath,
 // importFile and importBuffer read the table, so a new importer is its reader (a new file
-// in importers/src/), an InputFormat value and one row there.
+// in importers/src/ defining its row) and one line in file_formats.def.
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/format_sniffer.h"
 #include "stallscope/importers/import_options.h"
@@ -19,8 +19,12 @@
 
 namespace stallscope::importers {
 
+/// A format's row: defined beside its reader as `extern const FileFormat kFormat<Name>{...}`
+/// (extern: the table finds it by name) and registered by one line in file_formats.def.
 struct FileFormat {
     InputFormat format;
+    /// What `info` calls it: "Chrome/Kineto JSON".
+    std::string_view name;
     /// True when the content is this format's.
     bool (*recognise)(const ContentProbe& probe);
     /// Imports a file of this format; null when it is recognised but not read.

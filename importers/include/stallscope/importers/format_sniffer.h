@@ -6,26 +6,9 @@
 
 namespace stallscope::importers {
 
-enum class InputFormat {
-    Missing,        // the path does not exist
-    Directory,      // a folder: TensorBoard log folder
-    Empty,          // zero bytes
-    Gzip,           // gzip stream holding Chrome/Kineto JSON (content sniffed after inflating)
-    ChromeJson,     // '{' or '[' (after whitespace / BOM)
-    XPlaneProtobuf, // XSpace protobuf (TensorBoard profile plugin)
-    // Recognised, not read (file_formats.cpp says what each is and what to do):
-    MemoryTimeline,   // torch.profiler export_memory_timeline(_raw): a JSON array of rows
-    RocprofJson,      // rocprofv3 --output-format json
-    MemorySnapshot,   // PyTorch CUDA allocator snapshot (pickle)
-    PythonPickle,     // any other pickle (protocol 2..5)
-    MemoryVizHtml,    // torch.cuda._memory_viz HTML (a snapshot inside the viewer)
-    StallscopeReport, // Stallscope's own HTML report
-    Html,             // any other HTML page
-    NsightSqlite,     // nsys export --type sqlite
-    RpdSqlite,        // rocmProfileData (rocpd_* tables)
-    Sqlite,           // any other SQLite database
-    Unknown,
-};
+/// What a path holds: its values are in input_format.h (Missing, Directory, Empty, one per
+/// line of file_formats.def, Unknown).
+enum class InputFormat;
 
 /// The format of these first bytes (an SQLite database's tables cannot be read from them:
 /// such content is Sqlite).

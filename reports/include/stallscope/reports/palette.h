@@ -13,6 +13,10 @@ uint32_t causeRgb(analysis::IdleCause c);
 uint32_t severityRgb(analysis::FindingSeverity s);
 /// Fill of an event kind on a light background (the GUI varies it by name).
 uint32_t kindRgb(model::EventKind k);
+/// Fill of a category of the time-per-step breakdown (analysis::breakdownCategories()
+/// index): the colour of the event kind it is made of, data loading its cause's colour,
+/// other (nothing traced) a light grey.
+uint32_t breakdownRgb(size_t category);
 /// A sequential heat colour for t in [0, 1]: pale yellow (low) through orange to dark red
 /// (high), readable on white and for the common colour-vision deficiencies (one hue ramp).
 uint32_t heatRgb(double t);

@@ -45,7 +45,8 @@ ReportDocument buildRanksReport(const analysis::CrossRankResult& cross, const st
 /// and changed (matched by finding id).
 ReportDocument buildComparison(const ReportInput& before, const ReportInput& after, const ReportOptions& options = {});
 
-enum class ReportFormat { Html, Markdown, Json, Pdf, AnnotatedTrace };
+/// A report format: its values are in report_format.h (one per line of report_formats.def).
+enum class ReportFormat;
 
 /// By extension: .html/.htm, .md/.markdown, .json (but .trace.json[.gz] is the annotated
 /// trace), .pdf. False when the extension says nothing.
@@ -67,7 +68,10 @@ std::string renderJson(const std::vector<ReportInput>& inputs);
 /// writers. formatFromPath/formatFromName, writeReport/writeComparison, the CLI's --format
 /// and the GUI's export dialog all read it. PDF needs Qt: app/pdf registers its writers
 /// (pdf::registerPdfReports); until then writing PDF says so. A new format is its writer's
-/// file plus one row in report_formats.cpp (and a ReportFormat value).
+/// file (with its row) plus one line in report_formats.def.
+/// A format's row: defined beside its writer as `extern const ReportFormatInfo
+/// kReportFormat<Name>{...}` (extern: the table finds it by name) and registered by one line in
+/// report_formats.def.
 struct ReportFormatInfo {
     using WriteFn = base::Status (*)(const std::vector<ReportInput>& inputs,
                                      const std::filesystem::path& out,

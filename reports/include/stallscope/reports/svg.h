@@ -7,6 +7,7 @@
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/cross_rank.h"
+#include "stallscope/analysis/step_breakdown.h"
 #include "stallscope/model/trace.h"
 #include "stallscope/scene/timeline_index.h"
 
@@ -36,6 +37,9 @@ Picture findingTimelinePicture(const model::Trace& trace, const analysis::Analys
 Picture idleCausePicture(const analysis::DeviceMetrics& device, int width = 880);
 /// The what-if waterfall of one device: the window as measured, then after each fix.
 Picture waterfallPicture(const analysis::Waterfall& waterfall, int width = 880);
+/// The time per step as stacked bars (one per step, the categories of
+/// analysis::breakdownCategories() bottom up), the steady steps' mean beside them, a legend.
+Picture stepBreakdownPicture(const analysis::StepBreakdown& breakdown, int width = 880);
 
 /// The ranks × steps heat map: one cell per rank and step coloured by its step time (or,
 /// with `waiting`, by the share of the step spent waiting in collectives for another rank),
