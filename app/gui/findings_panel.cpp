@@ -76,10 +76,17 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
         case Severity: return QString::fromStdString(std::string(severityName(f->severity)));
         case Title: return QString::fromStdString(f->title);
         // Context findings (what kind of trace this is) save nothing themselves.
-        case Saving: return isContext(*f) ? tr("context") : durationText(f->savingNs, 1);
+        // A finding without a fix to replay saves nothing measured: it shows the idle time
+        // charged to it instead ("idle 1.2 s"), never "0 ns".
+        case Saving:
+            return isContext(*f) ? tr("context")
+                   : f->replayFix == analysis::Fix::Count
+                       ? (f->idleNs > 0 ? tr("idle %1").arg(durationText(f->idleNs, 1)) : tr("—"))
+                       : durationText(f->savingNs, 1);
         case Share:
-            return isContext(*f) ? QStringLiteral("—")
-                                 : QString::number(f->savingShare * 100, 'f', 1) + "%";
+            return isContext(*f) || f->replayFix == analysis::Fix::Count
+                       ? QStringLiteral("—")
+                       : QString::number(f->savingShare * 100, 'f', 1) + "%";
         default: return {};
         }
     }
@@ -91,12 +98,24 @@ QVariant FindingsModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant FindingsModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    if (o != Qt::Horizontal) return {};
+    if (role == Qt::ToolTipRole) {
+        if (section == Saving)
+            return tr("What the what-if replay predicts the fix saves; for a finding without a "
+                      "fix to replay, the GPU idle time charged to it");
+        if (section == Share)
+            return stepWindow(m_analysis.get())
+                       ? tr("The saving as a share of the step time: the steps of the analysed "
+                            "window together, not one step")
+                       : tr("The saving as a share of the analysed window");
+        return {};
+    }
+    if (role != Qt::DisplayRole) return {};
     switch (section) {
     case Severity: return tr("Severity");
     case Title: return tr("Finding");
     case Saving: return tr("Saves");
-    case Share: return stepWindow(m_analysis.get()) ? tr("of step") : tr("of window");
+    case Share: return stepWindow(m_analysis.get()) ? tr("of step time") : tr("of window");
     default: return {};
     }
 }

@@ -342,7 +342,11 @@ QString MainWindow::findingsHelpMarkdown() {
         const qsizetype at = all.indexOf(QLatin1String(heading));
         if (at < 0) continue;
         const qsizetype next = all.indexOf(QLatin1String("\n## "), at + 3);
-        out += all.mid(at, next < 0 ? -1 : next - at) + "\n\n";
+        // The developers' notes (how the rules depart from the product spec) are not for users.
+        for (const QString& para : all.mid(at, next < 0 ? -1 : next - at).split("\n\n"))
+            if (!para.startsWith(QLatin1String("Departures from")) &&
+                !para.contains(QLatin1String("../shared/spec")))
+                out += para + "\n\n";
     }
     return out;
 }

@@ -121,8 +121,11 @@ std::string renderHtml(const ReportDocument& doc) {
         case Block::Kind::Rule: out += "<hr>\n"; break;
         }
     }
-    out += "<footer>Made with Stallscope. Savings are upper bounds: each is the GPU idle or excess time the "
-           "finding explains in this window.</footer>\n</main></body></html>\n";
+    out +=
+        "<footer>Made with Stallscope. Savings come from the what-if replay: the window replayed "
+        "with each finding's fix applied after those above it (docs/analysis.md, \"What-if "
+        "replay\"); a finding without a fix to replay shows the idle time charged to it."
+        "</footer>\n</main></body></html>\n";
     return out;
 }
 

@@ -9,6 +9,8 @@
 #include "theme.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/detector_catalogue.h"
+#include "stallscope/analysis/finding_kind.h"
 #include "stallscope/importers/importer.h"
 
 #include <QAbstractItemModelTester>
@@ -141,7 +143,21 @@ private Q_SLOTS:
         FindingsModel model;
         const Loaded steps = dataLoadingTrace();
         model.setAnalysis(steps.analysis);
-        QCOMPARE(model.headerData(FindingsModel::Share, Qt::Horizontal).toString(), QString("of step"));
+        QCOMPARE(model.headerData(FindingsModel::Share, Qt::Horizontal).toString(),
+                 QString("of step time"));
+        QVERIFY(model.headerData(FindingsModel::Share, Qt::Horizontal, Qt::ToolTipRole)
+                    .toString()
+                    .contains("not one step"));
+        // A finding with a fix to replay shows its saving; one without shows the idle time
+        // charged to it, never "0 ns".
+        for (int row = 0; row < model.rowCount(); ++row) {
+            const analysis::Finding& f = steps.analysis->findings[size_t(row)];
+            const QString saves = model.data(model.index(row, FindingsModel::Saving)).toString();
+            QVERIFY2(!saves.startsWith("0 "), qPrintable(saves));
+            if (f.replayFix == analysis::Fix::Count &&
+                analysis::detectorEntry(f.kind).stage != analysis::DetectorStage::Context)
+                QVERIFY2(saves.startsWith("idle ") || saves == "—", qPrintable(saves));
+        }
         // Without ProfilerStep annotations the window is the whole trace.
         TraceText t;
         t.annotation("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", 0, 400);

@@ -146,7 +146,9 @@ private Q_SLOTS:
         QVERIFY(md.contains("## Idle-cause attribution"));
         QVERIFY(md.contains("## Findings"));
         QVERIFY(md.contains("## What-if replay"));
-        QVERIFY(!md.contains("## Oracles")); // developer sections stay out
+        QVERIFY(!md.contains("## Oracles"));      // developer sections stay out
+        QVERIFY(!md.contains("Departures from")); // and the developers' notes on the spec
+        QVERIFY(!md.contains("../shared/spec"));
         QVERIFY(md.contains("data_loading"));
     }
 
