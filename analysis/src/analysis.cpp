@@ -242,6 +242,12 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
 
 } // namespace
 
+Interval stepSpan(const std::vector<Step>& steps, size_t i, int64_t windowEndNs) {
+    const Step& st = steps[i];
+    return {st.startNs, i + 1 < steps.size() ? std::max(st.startNs, steps[i + 1].startNs)
+                                             : std::max(st.endNs, windowEndNs)};
+}
+
 std::string savingText(const Finding& f, std::string_view of) {
     if (f.replayFix != Fix::Count)
         return "saves " + base::formatDuration(f.savingNs) + " (" +
@@ -312,10 +318,13 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
     r.steps = c.steps;
     if (cancelled()) return r;
 
-    // Step times over the steps inside the window.
+    // Step times (stepSpan: start to the next step's start) over the steps inside the window.
     std::vector<int64_t> durations;
-    for (const Step& st : c.steps)
-        if (st.startNs >= c.window.startNs && st.endNs <= c.window.endNs) durations.push_back(st.endNs - st.startNs);
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+        const Interval span = stepSpan(c.steps, i, c.window.endNs);
+        if (span.start >= c.window.startNs && span.end <= c.window.endNs)
+            durations.push_back(span.end - span.start);
+    }
     if (!durations.empty()) {
         StepTimeStats& s = r.stepTimes;
         s.count = durations.size();

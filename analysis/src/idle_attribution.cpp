@@ -13,10 +13,10 @@ using namespace model;
 
 std::vector<Interval> stepTiles(const Context& c) {
     std::vector<Interval> tiles;
-    const auto& steps = c.steps;
-    for (size_t i = 0; i < steps.size(); ++i) {
-        const int64_t lo = std::max(steps[i].startNs, c.window.startNs);
-        const int64_t hi = std::min(i + 1 < steps.size() ? steps[i + 1].startNs : c.window.endNs, c.window.endNs);
+    for (size_t i = 0; i < c.steps.size(); ++i) {
+        const Interval span = stepSpan(c.steps, i, c.window.endNs);
+        const int64_t lo = std::max(span.start, c.window.startNs);
+        const int64_t hi = std::min(span.end, c.window.endNs);
         tiles.push_back({lo, std::max(lo, hi)});
     }
     return tiles;

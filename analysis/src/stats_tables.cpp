@@ -126,13 +126,21 @@ StatsTables computeStats(const Context& c) {
     std::unordered_map<uint32_t, RuntimeStat> runtime;
     ByName<OperatorStat> opOf(ops, names);
     ByName<RuntimeStat> runtimeOf(runtime, names);
+    // ProfilerStep#N ranges are steps, not operators (the 2021 traces write them as
+    // operators): they would head the table with the whole window.
+    std::unordered_map<size_t, bool> stepRange; // per name
+    auto isStepRange = [&](StringId n) {
+        auto [it, fresh] = stepRange.try_emplace(n.index(), false);
+        if (fresh) it->second = names::isProfilerStep(t.str(n));
+        return it->second;
+    };
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         const TrackInfo& tr = t.tracks()[ti];
         if (tr.kind != TrackKind::CpuThread) continue;
         for (uint32_t i = t.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
             if (!inWindow(i)) continue;
             const EventKind k = s.kind[i];
-            if (k == EventKind::CpuOp) {
+            if (k == EventKind::CpuOp && !isStepRange(s.name[i])) {
                 OperatorStat& o = opOf[s.name[i]];
                 if (o.count == 0) o.name = s.name[i], o.example = SliceId(i);
                 ++o.count;
@@ -148,7 +156,8 @@ StatsTables computeStats(const Context& c) {
                 r.maxNs = std::max(r.maxNs, s.dur[i]);
             }
             const SliceId p = s.parent[i];
-            if (p.valid() && s.kind[p.index()] == EventKind::CpuOp && inWindow(p.index()))
+            if (p.valid() && s.kind[p.index()] == EventKind::CpuOp && inWindow(p.index()) &&
+                !isStepRange(s.name[p.index()]))
                 opOf[s.name[p.index()]].selfNs -= std::min(s.dur[i], s.dur[p.index()]);
         }
     }

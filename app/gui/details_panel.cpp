@@ -4,6 +4,8 @@
 
 #include "theme.h"
 
+#include "stallscope/base/demangle.h"
+
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -55,6 +57,9 @@ void DetailsPanel::showSlice(SliceId id) {
         return QString("<a href='slice:%1'>%2</a> (%3)").arg(other.index()).arg(esc(t.str(s.name[other.index()]), 120), durationText(s.dur[other.index()], 3));
     };
     QString h = QString("<h3 style='margin-bottom:4px'>%1</h3><table cellspacing='0' cellpadding='1'>").arg(esc(t.str(s.name[i])));
+    if (base::looksMangled(t.str(s.name[i])))
+        if (const std::string d = base::demangle(t.str(s.name[i])); d != t.str(s.name[i]))
+            h += row(tr("demangled"), esc(d));
     h += row(tr("category"), esc(t.str(s.category[i])) + " <span style='color:gray'>(" + esc(kindName(s.kind[i])) + ")</span>");
     h += row(tr("start"), QString("+%1 <span style='color:gray'>(%2 ns)</span>").arg(durationText(s.start[i] - m_origin, 3)).arg(s.start[i]));
     h += row(tr("duration"), durationText(s.dur[i], 3));

@@ -548,13 +548,15 @@ void MainWindow::fillSteps() {
     if (m_doc && m_rank >= 0 && static_cast<size_t>(m_rank) < m_doc->traces.size()) {
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
         // Warm-up steps (left out of the findings' window) are marked.
-        for (const auto& st : a.steps)
-            m_steps->addItem(
-                QString("ProfilerStep#%1  (%2 ms)%3")
-                    .arg(st.number)
-                    .arg(QString::number(double(std::max(st.endNs, st.gpuEndNs) - st.startNs) / 1e6,
-                                         'f', 1))
-                    .arg(st.warmup ? tr("  warm-up") : QString()));
+        // The step's time as everywhere else (analysis::stepSpan: to the next step's start).
+        for (size_t i = 0; i < a.steps.size(); ++i) {
+            const auto& st = a.steps[i];
+            const auto span = analysis::stepSpan(a.steps, i, a.window.endNs);
+            m_steps->addItem(QString("ProfilerStep#%1  (%2 ms)%3")
+                                 .arg(st.number)
+                                 .arg(QString::number(double(span.end - span.start) / 1e6, 'f', 1))
+                                 .arg(st.warmup ? tr("  warm-up") : QString()));
+        }
     }
     m_steps->setEnabled(m_steps->count() > 1);
     m_steps->blockSignals(false);

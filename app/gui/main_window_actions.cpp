@@ -177,8 +177,13 @@ void MainWindow::createToolBar() {
         if (i <= 0)
             m_timeline->fitAll();
         else if (static_cast<size_t>(i - 1) < a.steps.size()) {
-            const auto& st = a.steps[static_cast<size_t>(i - 1)];
-            m_timeline->zoomTo(st.startNs, std::max(st.endNs, st.gpuEndNs), 0.01);
+            // The step is zoomed to and becomes the range: the Range tab and the flame graph
+            // show that step (the findings stay on the analysed window, as their header says).
+            const auto span = analysis::stepSpan(a.steps, size_t(i - 1), a.window.endNs);
+            m_timeline->zoomTo(span.start, span.end, 0.01);
+            QWidget* shown = m_tabs->currentWidget();
+            m_timeline->setRange(span.start, span.end);
+            m_tabs->setCurrentWidget(shown); // choosing a step does not switch tabs
         }
         m_timeline->setFocus();
     });

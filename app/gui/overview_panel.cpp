@@ -113,7 +113,7 @@ int64_t StepBarsWidget::barLength(size_t bar) const {
 }
 
 QRectF StepBarsWidget::plot() const {
-    return QRectF(72, 12, std::max(10, width() - 84), std::max(10, height() - 40));
+    return QRectF(92, 12, std::max(10, width() - 104), std::max(10, height() - 40));
 }
 
 double StepBarsWidget::slot() const {

@@ -201,14 +201,17 @@ Picture stepBreakdownPicture(const StepBreakdown& b, int width) {
     constexpr size_t kMaxBars = 48; // more steps: the first 48 (the table says how many)
     const size_t bars = std::min(b.steps.size(), kMaxBars);
     const bool mean = b.meanOver > 1;
-    const int top = 24, chartH = 180, axisW = 64, labelH = 18, legendRows = 2;
+    const int top = 24, chartH = 180, axisW = 84, labelH = 18, legendRows = 2;
     const int legendY = top + chartH + labelH + 16;
     pic.height = legendY + legendRows * 18 + 4;
     int64_t longest = std::max<int64_t>(1, mean ? b.meanStepNs : 0);
     for (size_t i = 0; i < bars; ++i) longest = std::max(longest, b.steps[i].lengthNs());
     std::string s = detail::svgOpen(width, pic.height);
     s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
-         escapeHtml("GPU " + std::to_string(b.device) + " · time per step by what ran") + "</text>";
+         escapeHtml("GPU " + std::to_string(b.device) + " · time per step by what ran" +
+                    (mean ? " (legend: the mean of " + std::to_string(b.meanOver) + " steady steps)"
+                          : std::string())) +
+         "</text>";
     // The axis: 0 and the longest step.
     const double plotW = double(width - axisW);
     const double slot = plotW / double(bars + (mean ? 2 : 0));

@@ -272,12 +272,21 @@ private Q_SLOTS:
         QVERIFY(steps);
         const auto& a = *doc->traces.front().analysis;
         QCOMPARE(steps->count(), int(a.steps.size()) + 1);
+        QWidget* tab = w.bottomTabs()->currentWidget();
         steps->setCurrentIndex(2);
-        const auto& st = a.steps[1];
-        QVERIFY(w.timeline()->viewport().startNs <= st.startNs);
-        QVERIFY(w.timeline()->viewport().endNs() >= std::max(st.endNs, st.gpuEndNs));
+        // The step's time is its span (to the next step's start), as the Step box says.
+        const auto span = analysis::stepSpan(a.steps, 1, a.window.endNs);
+        QVERIFY(steps->currentText().contains(
+            QString::number(double(span.end - span.start) / 1e6, 'f', 1) + " ms"));
+        QVERIFY(w.timeline()->viewport().startNs <= span.start);
+        QVERIFY(w.timeline()->viewport().endNs() >= span.end);
         QVERIFY(w.timeline()->viewport().endNs() - w.timeline()->viewport().startNs <
-                (std::max(st.endNs, st.gpuEndNs) - st.startNs) * 11 / 10);
+                (span.end - span.start) * 11 / 10);
+        // The step is the range: the Range tab's figures are the step's; the tab stays.
+        QCOMPARE(w.bottomTabs()->currentWidget(), tab);
+        const RangeStats& rs = w.findChild<RangePanel*>()->stats();
+        QCOMPARE(rs.startNs, span.start);
+        QCOMPARE(rs.endNs, span.end);
     }
 
     // Warm-up steps (issue 25) are marked in the step list; the steady ones are not.

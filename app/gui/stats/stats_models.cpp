@@ -1,5 +1,7 @@
 #include "stats_models.h"
 
+#include "stallscope/base/demangle.h"
+
 #include <QCoreApplication>
 
 #include <cstdint>
@@ -59,24 +61,28 @@ QString summaryLine(const Nouns& n, int shown, size_t all, uint64_t calls, int64
 
 KernelStatsModel::KernelStatsModel(QObject* parent)
     : StatsTableModel(
-          {{tr("Name"), tr("Kernel name as the trace reports it. Hover a name to see all of it."), false},
+          {{tr("Name"),
+            tr("Kernel name as the trace reports it, C++ names demangled (the event's details show "
+               "both). Hover a name to see all of it."),
+            false},
            {tr("Calls"), tr("Executions of the kernel in the analysis window.")},
            {tr("Total"), tr("Sum of the kernel's GPU durations in the analysis window.")},
            {tr("Mean"), tr("Mean duration of one execution (Total / Calls).")},
            {tr("Min"), tr("Shortest single execution.")},
            {tr("Max"), tr("Longest single execution.")},
-           {tr("% of kernel time"),
-            tr("Share of all kernel time in the window (durations summed; kernels overlapping on several "
-               "streams count in full).")},
+           {tr("% of kernel time"), tr("Share of all kernel time in the window (durations summed; "
+                                       "kernels overlapping on several "
+                                       "streams count in full).")},
            {tr("Blocks/SM"),
-            tr("Mean thread blocks per SM, weighted by duration. Below 1 some SMs had no work: the grid is "
+            tr("Mean thread blocks per SM, weighted by duration. Below 1 some SMs had no work: the "
+               "grid is "
                "too small for the GPU. Empty when the trace has no 'blocks per SM' values.")},
-           {tr("Occupancy %"),
-            tr("Estimated achieved occupancy (Kineto's 'est. achieved occupancy %'), weighted by duration: "
-               "resident warps as a share of the SM's maximum.")},
-           {tr("Tensor Cores"),
-            tr("Yes when the kernel's name shows that it runs on Tensor Cores (hmma, xmma, tf32, bf16, "
-               "tensorop, ...).")}},
+           {tr("Occupancy %"), tr("Estimated achieved occupancy (Kineto's 'est. achieved occupancy "
+                                  "%'), weighted by duration: "
+                                  "resident warps as a share of the SM's maximum.")},
+           {tr("Tensor Cores"), tr("Yes when the kernel's name shows that it runs on Tensor Cores "
+                                   "(hmma, xmma, tf32, bf16, "
+                                   "tensorop, ...).")}},
           parent) {}
 
 int KernelStatsModel::load() {
@@ -84,7 +90,7 @@ int KernelStatsModel::load() {
     m_totalNs = 0;
     m_names.reserve(k.size());
     for (const analysis::KernelStat& s : k) {
-        m_names.push_back(fromView(trace().str(s.name)));
+        m_names.push_back(QString::fromStdString(base::demangle(trace().str(s.name))));
         m_totalNs += s.totalNs;
     }
     return static_cast<int>(k.size());

@@ -358,8 +358,12 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* e) {
         // A click on the steps band zooms to that step; on an event selects it.
         if (pos.y() >= TimelineViewport::kRulerHeight && pos.y() < TimelineViewport::kTopHeight && m_layout.analysis()) {
             const int64_t t = m_vp.nsAt(pos.x());
-            for (const auto& st : m_layout.analysis()->steps)
-                if (t >= st.startNs && t < st.endNs) zoomTo(st.startNs, std::max(st.endNs, st.gpuEndNs), 0.02);
+            const analysis::AnalysisResult& a = *m_layout.analysis();
+            for (size_t i = 0; i < a.steps.size(); ++i)
+                if (t >= a.steps[i].startNs && t < a.steps[i].endNs) {
+                    const auto span = analysis::stepSpan(a.steps, i, a.window.endNs);
+                    zoomTo(span.start, span.end, 0.02);
+                }
         } else {
             selectSlice(TimelineRenderer::hitTest(m_layout, m_vp, pos.x(), pos.y()), false);
         }

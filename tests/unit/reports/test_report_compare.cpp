@@ -91,9 +91,9 @@ private Q_SLOTS:
         QVERIFY(host != std::string::npos);
         QVERIFY(md.find("**new**", host) > md.find('\n', host));
         QVERIFY(md.find("**fixed**", host) > md.find('\n', host));
-        QVERIFY(md.find("\\-20.1%") != std::string::npos);
+        QVERIFY(md.find("\\-20.6%") != std::string::npos);
         const std::string html = renderHtml(doc);
-        QVERIFY(html.find("class=\"good\">-20.1%") != std::string::npos);  // shorter steps are good
+        QVERIFY(html.find("class=\"good\">-20.6%") != std::string::npos);  // shorter steps are good
         QVERIFY(html.find("<span class=\"good\">fixed</span>") != std::string::npos);
     }
 };

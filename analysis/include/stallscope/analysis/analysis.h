@@ -95,6 +95,12 @@ struct Step {
     bool warmup = false; // a warm-up step, outside the steady window (Warmup)
 };
 
+/// Step i's time (docs/analysis.md "Step time"): from its start to the next step's start; the
+/// last step to the later of its own end and `windowEndNs` (its GPU work's end in the steps
+/// window). The one step length of the CLI, the GUI's Step box and Overview, the reports and
+/// the ranks; the device metrics measure each step on this span clipped to the window.
+Interval stepSpan(const std::vector<Step>& steps, size_t i, int64_t windowEndNs);
+
 struct Window {
     WindowKind kind = WindowKind::Steps;
     int64_t startNs = 0, endNs = 0;
