@@ -10,6 +10,8 @@
 #include "report_export.h"
 #include "timeline/timeline_view.h"
 
+#include <QAbstractItemView>
+#include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
 #include <QDir>
@@ -17,6 +19,7 @@
 #include <QDragEnterEvent>
 #include <QFile>
 #include <QFileInfo>
+#include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -60,6 +63,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             });
     createWidgets();
     createActions();
+    for (QAbstractItemView* v : findChildren<QAbstractItemView*>()) v->installEventFilter(this);
     connect(m_worker, &LoadWorker::progress, this, [this](double f, const QString& what) {
         m_progress->setValue(static_cast<int>(f * 1000));
         m_status->setText(what);
@@ -129,6 +133,26 @@ void MainWindow::openPaths(const QStringList& paths) {
 MainWindow::~MainWindow() = default;
 
 bool MainWindow::loading() const { return m_worker->busy(); }
+
+bool MainWindow::eventFilter(QObject* watched, QEvent* e) {
+    if (e->type() == QEvent::ShortcutOverride || e->type() == QEvent::KeyPress) {
+        const auto* k = static_cast<QKeyEvent*>(e);
+        if (k->modifiers() == Qt::NoModifier) {
+            if (m_oneKeyShortcuts.isEmpty())
+                for (QAction* a : findChildren<QAction*>())
+                    for (const QKeySequence& ks : a->shortcuts())
+                        if (ks.count() == 1 && ks[0].keyboardModifiers() == Qt::NoModifier)
+                            m_oneKeyShortcuts.insert(ks[0].key(), a);
+            if (QAction* a = m_oneKeyShortcuts.value(Qt::Key(k->key()))) {
+                // Not the view's type-to-search: the window's action takes the key.
+                if (e->type() == QEvent::KeyPress && a->isEnabled()) a->trigger();
+                e->accept();
+                return true;
+            }
+        }
+    }
+    return QMainWindow::eventFilter(watched, e);
+}
 
 void MainWindow::createWidgets() {
     m_timeline = new TimelineView(this);

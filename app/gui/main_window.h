@@ -8,6 +8,7 @@
 
 #include "stallscope/capture/recorder.h"
 
+#include <QHash>
 #include <QMainWindow>
 #include <QTemporaryDir>
 
@@ -104,6 +105,9 @@ public:
     [[nodiscard]] LoadWorker* loadWorker() const { return m_worker; }
 
 protected:
+    /// The window's one-key shortcuts (0, W, A, S, D, ...) reach the window from its tables
+    /// too: an item view's type-to-search would otherwise take them.
+    bool eventFilter(QObject* watched, QEvent* e) override;
     void closeEvent(QCloseEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
@@ -150,7 +154,8 @@ private:
     QLabel* m_banner = nullptr;
     bool m_bannerWarns = false;
     bool m_acceptPartials = false; // a load of one path is running: its partial documents show
-    bool m_keepView = false;       // showRank keeps the timeline's view (a newer partial)
+    QHash<Qt::Key, QAction*> m_oneKeyShortcuts; // eventFilter: menu shortcuts without a modifier
+    bool m_keepView = false; // showRank keeps the timeline's view (a newer partial)
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
     QLabel* m_status = nullptr;

@@ -12,6 +12,7 @@
 #include "load_worker.h"
 #include "main_window.h"
 #include "panel.h"
+#include "panel_id.h"
 #include "range_panel.h"
 #include "rank_collectives.h"
 #include "rank_heatmap.h"
@@ -35,6 +36,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -332,6 +334,23 @@ private Q_SLOTS:
         QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before * 0.8) < before * 1e-6);
         QTest::keyClick(w.timeline(), Qt::Key_0);
         QVERIFY(std::abs(w.timeline()->viewport().nsPerPx - before) < before * 1e-6);
+        // After clicking a table (the findings, the statistics), 0 still fits all: a table's
+        // type-to-search does not swallow the window's keys.
+        for (QAbstractItemView* table :
+             {static_cast<QAbstractItemView*>(w.findings()->findChild<QTableView*>()),
+              static_cast<QAbstractItemView*>(w.findChild<StatsPanel*>()->view(0))}) {
+            QVERIFY(table);
+            QTest::keyClick(w.timeline(), Qt::Key_W);
+            QVERIFY(w.timeline()->viewport().nsPerPx < before * 0.9);
+            w.showView(table == w.findings()->findChild<QTableView*>() ? MainWindow::View::Details
+                                                                       : MainWindow::View::Stats);
+            table->setFocus();
+            QTest::mouseClick(table->viewport(), Qt::LeftButton, {},
+                              table->visualRect(table->model()->index(0, 0)).center());
+            QTest::keyClick(table, Qt::Key_0);
+            QVERIFY2(std::abs(w.timeline()->viewport().nsPerPx - before) < before * 1e-6,
+                     qPrintable(table->metaObject()->className()));
+        }
     }
 
     void flameAndStatisticsLeadToTheTimeline() {

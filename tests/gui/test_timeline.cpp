@@ -116,6 +116,40 @@ private Q_SLOTS:
         QVERIFY(!f.view->state().selected.valid());
     }
 
+    // A deep Python stack opens folded to its first levels, so the GPU rows stay on screen;
+    // a click on the thread's name shows every level and a second folds it back. Deeper
+    // slices are drawn (and hit) in the last level shown.
+    void deepStacksOpenFoldedAndUnfoldOnAClick() {
+        test::TraceText t;
+        for (int d = 0; d < 30; ++d) t.python("frame_" + std::to_string(d), d, 1000 - 2 * d);
+        t.launch("k_deep", 100, 5, 200, 300);
+        Fixture f(t.load());
+        const auto& rows = f.view->layout().rows();
+        int cpu = -1, gpuGroup = -1;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i].kind == RowKind::Slices && rows[i].allLanes >= 30)
+                cpu = int(i); // + the launch
+            if (rows[i].kind == RowKind::Group &&
+                f.view->layout().groups()[size_t(rows[i].group)].device >= 0)
+                gpuGroup = int(i);
+        }
+        QVERIFY(cpu >= 0 && gpuGroup > cpu);
+        QCOMPARE(rows[size_t(cpu)].lanes, TimelineLayout::kOpenCpuLanes);
+        QVERIFY(rows[size_t(gpuGroup)].y < 400); // the GPU rows on the first screen
+        const SliceId deepest = sliceNamed(*f.trace, "frame_29");
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 1000 * us, 0);
+        QVERIFY(
+            TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), deepest).isValid());
+        const QPoint name(40, TimelineViewport::kTopHeight + rows[size_t(cpu)].y + 8 -
+                                  f.view->viewport().scrollY);
+        QTest::mouseClick(f.view.get(), Qt::LeftButton, {}, name);
+        QCOMPARE(f.view->layout().rows()[size_t(cpu)].lanes, rows[size_t(cpu)].allLanes);
+        QVERIFY(f.view->layout().rows()[size_t(gpuGroup)].y > 30 * TimelineLayout::kLaneHeight);
+        QTest::mouseClick(f.view.get(), Qt::LeftButton, {}, name);
+        QCOMPARE(f.view->layout().rows()[size_t(cpu)].lanes, TimelineLayout::kOpenCpuLanes);
+    }
+
     void narrowEventsAreStillHittable() {
         Fixture f(smallTrace());
         f.view->fitAll();
@@ -182,6 +216,28 @@ private Q_SLOTS:
             const QPoint px(static_cast<int>(r.right()) - 3, static_cast<int>(r.top()) + 2);
             QCOMPARE(img.pixelColor(px).rgb(), TimelineRenderer::sliceColor(*f.trace, s).rgb());
         }
+    }
+
+    // Zoomed out, a stream of thousands of kernels that starts with a copy is a merged run
+    // in the kernels' colour (the kind holding most of its time), not the copy's.
+    void mergedRunsTakeTheColourOfMostOfTheirTime() {
+        test::TraceText t;
+        t.memcpy("Memcpy HtoD (Pinned -> Device)", 0, 2, t.nextCorrelation(), 1024);
+        for (int i = 0; i < 3000; ++i) t.launch("k_small", 10 + 3 * i, 1, 10 + 3 * i, 2);
+        Fixture f(t.load());
+        f.view->fitAll();
+        const QImage img = f.paint();
+        const SliceId first = sliceNamed(*f.trace, "Memcpy HtoD (Pinned -> Device)");
+        const QRectF r = TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), first);
+        QVERIFY(r.isValid());
+        // The run's middle, on the stream's row.
+        const QPoint px(TimelineViewport::kHeaderWidth +
+                            (f.view->width() - TimelineViewport::kHeaderWidth) / 2,
+                        static_cast<int>(r.top()) + 4);
+        const int hue = img.pixelColor(px).hslHue();
+        const int kernelHue = Theme::current().kindColor(model::EventKind::Kernel).hslHue();
+        QVERIFY2(std::abs(hue - kernelHue) < 25,
+                 qPrintable(QString("hue %1, kernels %2").arg(hue).arg(kernelHue)));
     }
 
     void selectedFindingShadesItsRangeOnItsRows() {

@@ -95,7 +95,9 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
         r.kind = RowKind::Slices;
         r.group = static_cast<int>(m_groups.size()) - 1;
         r.track = tid;
-        r.lanes = std::clamp<int>(tr.maxDepth + 1, 1, kMaxLanes);
+        r.allLanes = std::clamp<int>(tr.maxDepth + 1, 1, kMaxLanes);
+        r.lanes =
+            tr.kind == TrackKind::CpuThread ? std::min(r.allLanes, kOpenCpuLanes) : r.allLanes;
         r.label = QString::fromStdString(std::string(t.str(tr.name))).trimmed();
         if (tr.kind == TrackKind::CpuThread && !tr.key.isString()) r.sublabel = QString("tid %1").arg(tr.key.number);
         m_rows.push_back(r);
@@ -106,6 +108,13 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
 void TimelineLayout::setCollapsed(int group, bool collapsed) {
     if (group < 0 || static_cast<size_t>(group) >= m_groups.size()) return;
     m_groups[static_cast<size_t>(group)].collapsed = collapsed;
+    relayout();
+}
+
+void TimelineLayout::setAllLanes(int row, bool all) {
+    if (row < 0 || static_cast<size_t>(row) >= m_rows.size()) return;
+    TimelineRow& r = m_rows[static_cast<size_t>(row)];
+    r.lanes = all ? r.allLanes : std::min(r.allLanes, kOpenCpuLanes);
     relayout();
 }
 

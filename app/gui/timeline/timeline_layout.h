@@ -29,6 +29,8 @@ struct TimelineRow {
     int group = -1;                  // index into groups()
     model::TrackId track;            // Slices rows
     int lanes = 1;                   // Slices rows: nesting depths shown
+    int allLanes = 1;                // Slices rows: nesting depths there are (lanes <= allLanes;
+                                     // deeper slices are drawn in the last lane shown)
     int counter = -1;                // Counter rows: index into counters()
     QString label, sublabel;
     int y = 0, height = 0;           // after relayout()
@@ -48,6 +50,9 @@ public:
     static constexpr int kGroupHeight = 24;
     static constexpr int kCounterHeight = 40;
     static constexpr int kMaxLanes = TimelineIndex::kMaxLanes;
+    /// A CPU thread opens with at most this many levels, so deep Python stacks do not push the
+    /// GPU rows below the fold; a click on the thread's name shows all of them (or folds back).
+    static constexpr int kOpenCpuLanes = 8;
 
     TimelineLayout() = default;
     /// Builds rows for `trace`; `index` is built here when not given (see TimelineIndex).
@@ -56,6 +61,8 @@ public:
     /// Recomputes row positions after a group was collapsed or expanded.
     void relayout();
     void setCollapsed(int group, bool collapsed);
+    /// Shows all of row `row`'s nesting levels, or folds it back to kOpenCpuLanes.
+    void setAllLanes(int row, bool all);
 
     [[nodiscard]] const model::Trace* trace() const { return m_trace.get(); }
     [[nodiscard]] const std::shared_ptr<const model::Trace>& sharedTrace() const { return m_trace; }

@@ -6,12 +6,14 @@
 #include "stallscope/base/text_format.h"
 #include "stallscope/model/time_math.h"
 
+#include <QCoreApplication>
 #include <QFontMetrics>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPolygonF>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace stallscope::gui {
@@ -138,7 +140,28 @@ void TimelineRenderer::paintLanes(QPainter& p, const TimelineLayout& layout, con
             }
             continue;
         }
-        QColor c = th.eventColor(sl.kind[idx], nameHash(sl.name[idx]));
+        // A merged run is coloured by the kind that holds most of its time (16 evenly spaced
+        // samples bound the work), not by its first event: at fit-all a stream of kernels with
+        // a copy first is kernel-coloured.
+        uint32_t shown = idx;
+        if (item.last > item.first + 1) { // [first, last) of the lane
+            const auto& lane = layout.lane(f.rows[item.row].track, item.lane);
+            std::array<int64_t, static_cast<size_t>(model::EventKind::Count)> byKind{};
+            std::array<uint32_t, static_cast<size_t>(model::EventKind::Count)> example{};
+            constexpr size_t kSamples = 16;
+            const size_t span = item.last - item.first - 1;
+            for (size_t k = 0; k < kSamples; ++k) {
+                const uint32_t j = lane[item.first + span * k / (kSamples - 1)];
+                const auto kind = static_cast<size_t>(sl.kind[j]);
+                if (kind >= byKind.size()) continue;
+                byKind[kind] += std::max<int64_t>(1, sl.dur[j]);
+                example[kind] = j;
+            }
+            const size_t best =
+                size_t(std::max_element(byKind.begin(), byKind.end()) - byKind.begin());
+            if (byKind[best] > 0) shown = example[best];
+        }
+        QColor c = th.eventColor(sl.kind[shown], nameHash(sl.name[shown]));
         c = th.dark ? c.lighter(115) : c.darker(112);
         p.fillRect(r, c);
         if (search && search->anyIn(f.rows[item.row].track, item.lane, item.first, item.last))
@@ -188,10 +211,13 @@ void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const T
     p.setPen(QPen(line, 0));
     p.drawPolyline(outline);
     p.setPen(th.mutedText);
+    // The top of the row's scale, said as one (not a value at this time): the utilisation's
+    // scale is 0-100 %, a counter's top is its peak over the trace.
     QString top = c.kind == CounterKind::Utilization
-                      ? "100%"
-                      : QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " +
-                            QString::fromStdString(c.unit);
+                      ? QCoreApplication::translate("TimelineView", "scale 0–100%")
+                      : QCoreApplication::translate("TimelineView", "peak %1")
+                            .arg(QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " +
+                                 QString::fromStdString(c.unit));
     p.drawText(QRect(x0 + 4, y - 2, 200, 14), Qt::AlignLeft | Qt::AlignTop, top);
 }
 
@@ -308,6 +334,19 @@ void TimelineRenderer::paintHeaders(QPainter& p, const TimelineLayout& layout, c
         if (!r.sublabel.isEmpty() && r.height >= 36) {
             p.setPen(th.mutedText);
             p.drawText(QRect(16, y + 18, W - 20, 16), Qt::AlignVCenter | Qt::AlignLeft, r.sublabel);
+        }
+        if (r.kind == RowKind::Slices && r.allLanes > TimelineLayout::kOpenCpuLanes &&
+            r.height >= 54) {
+            // A deep stack folded (or unfolded) by a click on the name.
+            p.setPen(th.mutedText);
+            p.drawText(
+                QRect(16, y + 34, W - 20, 16), Qt::AlignVCenter | Qt::AlignLeft,
+                r.lanes < r.allLanes
+                    ? QCoreApplication::translate("TimelineView", "%1 of %2 levels · click for all")
+                          .arg(r.lanes)
+                          .arg(r.allLanes)
+                    : QCoreApplication::translate("TimelineView", "%1 levels · click to fold")
+                          .arg(r.allLanes));
         }
         p.setPen(th.grid);
         p.drawLine(0, y + r.height - 1, W, y + r.height - 1);

@@ -324,6 +324,14 @@ void TimelineView::mousePressEvent(QMouseEvent* e) {
         const int ri = m_layout.rowAt(pos.y() - TimelineViewport::kTopHeight + m_vp.scrollY);
         if (ri >= 0 && m_layout.rows()[static_cast<size_t>(ri)].kind == RowKind::Group)
             toggleGroup(m_layout.rows()[static_cast<size_t>(ri)].group);
+        else if (ri >= 0) { // a thread folded to its first levels: all of them, or back
+            const TimelineRow& r = m_layout.rows()[static_cast<size_t>(ri)];
+            if (r.kind == RowKind::Slices && r.allLanes > TimelineLayout::kOpenCpuLanes) {
+                m_layout.setAllLanes(ri, r.lanes < r.allLanes);
+                updateScrollBar();
+                update();
+            }
+        }
         return;
     }
     if (pos.y() < TimelineViewport::kTopHeight || (e->modifiers() & Qt::ShiftModifier)) {

@@ -93,7 +93,7 @@ private Q_SLOTS:
         QVERIFY(md.find("**fixed**", host) > md.find('\n', host));
         QVERIFY(md.find("\\-20.6%") != std::string::npos);
         const std::string html = renderHtml(doc);
-        QVERIFY(html.find("class=\"good\">-20.6%") != std::string::npos);  // shorter steps are good
+        QVERIFY(html.find("class=\"good\">-20.6%") != std::string::npos); // shorter steps are good
         QVERIFY(html.find("<span class=\"good\">fixed</span>") != std::string::npos);
     }
 };
