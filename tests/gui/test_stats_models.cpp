@@ -71,6 +71,7 @@ private Q_SLOTS:
     void emptyAndReset();
     void realResnetTrace();
     void mangledKernelNamesAreDemangled();
+    void csvHasTheRowsShownWithRawValues();
 
 private:
     std::shared_ptr<const model::Trace> m_trace;
@@ -156,7 +157,14 @@ void TestStatsModels::rowCountsAndRawValues() {
         QCOMPARE(raw(k, i, KernelStatsModel::BlocksPerSm).toDouble(), x.meanBlocksPerSm);
         QCOMPARE(raw(k, i, KernelStatsModel::Occupancy).toDouble(), x.meanOccupancy);
         QCOMPARE(raw(k, i, KernelStatsModel::TensorCores).toInt(), int(x.tensorCores));
+        QCOMPARE(raw(k, i, KernelStatsModel::TcEligible).toInt(), int(x.gemmOrConv));
         QCOMPARE(k.index(i, 0).data(ExampleSliceRole).toULongLong(), qulonglong(x.example.value));
+    }
+    // The GEMM kernels are Tensor-Core eligible, the elementwise one is not.
+    for (int i = 0; i < k.rowCount(); ++i) {
+        const QString n = k.index(i, KernelStatsModel::Name).data().toString();
+        QCOMPARE(k.index(i, KernelStatsModel::TcEligible).data().toString(),
+                 QString(n.contains("gemm") ? "Yes" : "No"));
     }
     for (int i = 0; i < o.rowCount(); ++i) {
         const analysis::OperatorStat& x = s.operators[size_t(i)];
@@ -408,6 +416,40 @@ void TestStatsModels::mangledKernelNamesAreDemangled() {
     QCOMPARE(k.rowCount(), 1);
     QCOMPARE(k.index(0, KernelStatsModel::Name).data().toString(),
              QStringLiteral("saxpy(int, float, float*, float*)"));
+}
+
+// Export CSV: the rows the tab shows (filtered, sorted), the column titles, raw values
+// (times in ns), fields with commas or quotes quoted.
+void TestStatsModels::csvHasTheRowsShownWithRawValues() {
+    StatsPanel panel;
+    panel.setData(m_trace, m_analysis);
+    const QString all = panel.csv(StatsPanel::KernelsTab);
+    QStringList lines = all.split("\r\n", Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), int(m_analysis->stats.kernels.size()) + 1);
+    QVERIFY2(lines.front().startsWith("Name,Calls,Total,Mean,Min,Max"), qPrintable(lines.front()));
+    QVERIFY(lines.front().endsWith("Tensor Cores,TC eligible"));
+    const analysis::KernelStat* sgemm = nullptr;
+    for (const auto& k : m_analysis->stats.kernels)
+        if (m_trace->str(k.name) == "ampere_sgemm_128x64_nn") sgemm = &k;
+    QVERIFY(sgemm);
+    QVERIFY(all.contains(
+        QString("ampere_sgemm_128x64_nn,%1,%2,").arg(sgemm->count).arg(sgemm->totalNs)));
+    panel.filter(StatsPanel::KernelsTab)->setText("vectorized");
+    lines = panel.csv(StatsPanel::KernelsTab).split("\r\n", Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 2);
+    QVERIFY(lines.at(1).startsWith("vectorized_elementwise_kernel,3,"));
+    // A name with a comma and a quote is one quoted field, its quote doubled.
+    TraceText t;
+    t.step(1, 0, 1000);
+    const int c = t.nextCorrelation();
+    t.runtime("cudaLaunchKernel", 10, 8, c);
+    t.kernel("k<int, 2> \\\"x\\\"", 100, 50, c);
+    auto trace = t.load();
+    StatsPanel other;
+    other.setData(trace,
+                  std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
+    QVERIFY2(other.csv(StatsPanel::KernelsTab).contains("\r\n\"k<int, 2> \"\"x\"\"\",1,50000,"),
+             qPrintable(other.csv(StatsPanel::KernelsTab)));
 }
 
 QTEST_MAIN(TestStatsModels)

@@ -82,7 +82,12 @@ KernelStatsModel::KernelStatsModel(QObject* parent)
                                   "resident warps as a share of the SM's maximum.")},
            {tr("Tensor Cores"), tr("Yes when the kernel's name shows that it runs on Tensor Cores "
                                    "(hmma, xmma, tf32, bf16, "
-                                   "tensorop, ...).")}},
+                                   "tensorop, ...).")},
+           {tr("TC eligible"),
+            tr("Yes when the kernel is a matrix multiply or convolution (the kernel catalogue's "
+               "GEMM "
+               "family): work Tensor Cores could run. Eligible and not on Tensor Cores is the time "
+               "FP16/BF16 or TF32 could speed up (the TensorBoard plugin's column).")}},
           parent) {}
 
 int KernelStatsModel::load() {
@@ -110,6 +115,7 @@ QString KernelStatsModel::text(int row, int column) const {
         return s.meanBlocksPerSm < 0 ? QStringLiteral("–") : QString::number(s.meanBlocksPerSm, 'f', 2);
     case Occupancy: return s.meanOccupancy < 0 ? QStringLiteral("–") : fmt::percent(s.meanOccupancy);
     case TensorCores: return s.tensorCores ? tr("Yes") : tr("No");
+    case TcEligible: return s.gemmOrConv ? tr("Yes") : tr("No");
     default: return {};
     }
 }
@@ -127,6 +133,7 @@ QVariant KernelStatsModel::sortValue(int row, int column) const {
     case BlocksPerSm: return s.meanBlocksPerSm;
     case Occupancy: return s.meanOccupancy;
     case TensorCores: return int(s.tensorCores);
+    case TcEligible: return int(s.gemmOrConv);
     default: return {};
     }
 }
@@ -139,8 +146,9 @@ double KernelStatsModel::bar(int row, int column) const {
 
 bool KernelStatsModel::muted(int row, int column) const {
     const analysis::KernelStat& s = stats().kernels[size_t(row)];
-    return (column == BlocksPerSm && s.meanBlocksPerSm < 0) || (column == Occupancy && s.meanOccupancy < 0) ||
-           (column == TensorCores && !s.tensorCores);
+    return (column == BlocksPerSm && s.meanBlocksPerSm < 0) ||
+           (column == Occupancy && s.meanOccupancy < 0) ||
+           (column == TensorCores && !s.tensorCores) || (column == TcEligible && !s.gemmOrConv);
 }
 
 QString KernelStatsModel::summary(const std::vector<int>& rows, bool filtered) const {

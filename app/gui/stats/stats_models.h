@@ -9,7 +9,20 @@ namespace stallscope::gui {
 class KernelStatsModel : public StatsTableModel {
     Q_OBJECT
 public:
-    enum Col { Name, Calls, Total, Mean, Min, Max, Share, BlocksPerSm, Occupancy, TensorCores, ColumnCount };
+    enum Col {
+        Name,
+        Calls,
+        Total,
+        Mean,
+        Min,
+        Max,
+        Share,
+        BlocksPerSm,
+        Occupancy,
+        TensorCores,
+        TcEligible,
+        ColumnCount
+    };
     explicit KernelStatsModel(QObject* parent = nullptr);
     [[nodiscard]] int totalColumn() const override { return Total; }
     [[nodiscard]] QString summary(const std::vector<int>& rows, bool filtered) const override;

@@ -1,16 +1,21 @@
 #include "stats_panel.h"
 
+#include "stallscope/base/atomic_file.h"
+
 #include "share_bar_delegate.h"
 #include "stats_models.h"
 #include "theme.h"
 
 #include <QApplication>
 #include <QClipboard>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
@@ -60,12 +65,28 @@ QWidget* StatsPanel::buildPage(int tab, StatsTableModel* source, model::EventKin
     p.window = new QLabel(page);
     p.window->setToolTip(tr("The statistics cover the analysis window: events that start inside it."));
 
+    auto* exportCsv = new QPushButton(tr("Export CSV…"), page);
+    exportCsv->setObjectName("exportCsv");
+    exportCsv->setToolTip(tr("Save the rows shown (filtered, sorted) as CSV: names as written, "
+                             "times in nanoseconds, shares in percent."));
+    connect(exportCsv, &QPushButton::clicked, this, [this, tab] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Export CSV"), QString(), tr("CSV (*.csv)"));
+        if (path.isEmpty()) return;
+        const base::Status st =
+            base::writeFileAtomically(path.toStdString(), csv(tab).toStdString());
+        if (!st)
+            QMessageBox::warning(this, tr("Export CSV"),
+                                 QString::fromStdString(st.error().message));
+    });
+
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(6, 5, 8, 5);
     bar->setSpacing(12);
     bar->addWidget(p.filter);
     bar->addWidget(p.summary, 1);
     bar->addWidget(p.window);
+    bar->addWidget(exportCsv);
 
     p.proxy = new QSortFilterProxyModel(page);
     p.proxy->setSourceModel(source);
@@ -134,6 +155,30 @@ void StatsPanel::setData(std::shared_ptr<const model::Trace> trace,
 }
 
 QTableView* StatsPanel::view(int tab) const { return m_pages.at(size_t(tab)).view; }
+QString StatsPanel::csv(int tab) const {
+    const QSortFilterProxyModel* m = proxy(tab);
+    auto field = [](QString v) {
+        if (v.contains(QLatin1Char(',')) || v.contains(QLatin1Char('"')) ||
+            v.contains(QLatin1Char('\n')) || v.contains(QLatin1Char('\r')))
+            v = QLatin1Char('"') + v.replace(QLatin1Char('"'), QLatin1String("\"\"")) +
+                QLatin1Char('"');
+        return v;
+    };
+    QString out;
+    for (int c = 0; c < m->columnCount(); ++c)
+        out += (c ? "," : "") + field(m->headerData(c, Qt::Horizontal).toString());
+    out += "\r\n";
+    for (int r = 0; r < m->rowCount(); ++r) {
+        for (int c = 0; c < m->columnCount(); ++c) {
+            const QVariant raw = m->index(r, c).data(SortRole);
+            out += (c ? "," : "") +
+                   field(raw.isValid() ? raw.toString() : m->index(r, c).data().toString());
+        }
+        out += "\r\n";
+    }
+    return out;
+}
+
 QLineEdit* StatsPanel::filter(int tab) const { return m_pages.at(size_t(tab)).filter; }
 QAbstractItemModel* StatsPanel::model(int tab) const { return m_pages.at(size_t(tab)).model; }
 QSortFilterProxyModel* StatsPanel::proxy(int tab) const { return m_pages.at(size_t(tab)).proxy; }

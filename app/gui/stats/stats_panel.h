@@ -39,6 +39,9 @@ public:
     [[nodiscard]] QAbstractItemModel* model(int tab) const;
     [[nodiscard]] QSortFilterProxyModel* proxy(int tab) const;
     [[nodiscard]] QLabel* summary(int tab) const;
+    /// The rows a tab shows (filtered, in its sort order) as CSV (RFC 4180): the column
+    /// titles, then raw values: names as written, times in nanoseconds, shares in percent.
+    [[nodiscard]] QString csv(int tab) const;
 
 Q_SIGNALS:
     void eventRequested(stallscope::model::SliceId slice);
