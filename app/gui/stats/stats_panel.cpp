@@ -84,9 +84,9 @@ QWidget* StatsPanel::buildPage(int tab, StatsTableModel* source, model::EventKin
     bar->setContentsMargins(6, 5, 8, 5);
     bar->setSpacing(12);
     bar->addWidget(p.filter);
+    bar->addWidget(exportCsv);
     bar->addWidget(p.summary, 1);
     bar->addWidget(p.window);
-    bar->addWidget(exportCsv);
 
     p.proxy = new QSortFilterProxyModel(page);
     p.proxy->setSourceModel(source);
