@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
                                       " (collectives: the ranks side by side; captures: the "
                                       "timeline with the Capture list open)",
                                   "VIEW", "timeline");
+    const QCommandLineOption step("step",
+                                  "with --screenshot: choose ProfilerStep#N in the Step box", "N");
     const QCommandLineOption capture(
         "capture", "with --screenshot: show capture N of the rank (default: its latest steady one)",
         "N", "0");
@@ -71,7 +73,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(
         "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
-    p.addOptions({shot, size, finding, capture, view, progressive, theme, man, icon});
+    p.addOptions({shot, size, finding, capture, step, view, progressive, theme, man, icon});
     p.process(app);
 
     if (p.isSet(man)) {
@@ -146,6 +148,7 @@ int main(int argc, char** argv) {
         o.finding = p.value(finding).toInt();
         o.view = p.value(view);
         o.capture = p.value(capture).toInt();
+        if (p.isSet(step)) o.step = p.value(step).toLongLong();
         o.progressive = p.isSet(progressive);
         o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);

@@ -3,11 +3,13 @@
 
 #include "capture_picker.h"
 #include "findings_panel.h"
+#include "flame_panel.h"
 #include "live_recording.h"
 #include "load_worker.h"
 #include "panel.h"
 #include "panel_id.h"
 #include "report_export.h"
+#include "stats_panel.h"
 #include "timeline/timeline_view.h"
 
 #include <QAbstractItemView>
@@ -438,6 +440,9 @@ void MainWindow::exportReport(const QString& path, const QString& selectedFilter
 void MainWindow::showRank(int index) {
     if (!m_doc || index < 0 || index >= static_cast<int>(m_doc->traces.size()) || index == m_rank) return;
     m_rank = index;
+    m_scopeJob.cancel(); // another trace: no step scope
+    m_scoped.reset();
+    if (m_scopeAction) m_scopeAction->setVisible(false);
     const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(index)];
     // A progressive open's next document keeps the view (or keeps following the whole trace).
     const bool keepView = m_keepView;
@@ -553,6 +558,58 @@ void MainWindow::syncRankPickers() {
                               .arg(s->captures.size())
                               .arg(QString::fromUtf8(
                                   workspace::capturePhaseName(s->captures[capture].phase).data())));
+}
+
+bool MainWindow::scopeShown() const {
+    return m_scopeAction && m_scopeAction->isVisible();
+}
+
+void MainWindow::scopeToStep(int index) {
+    m_scopeJob.cancel();
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+    auto show = [this,
+                 trace = lt.entry.trace](const std::shared_ptr<const analysis::AnalysisResult>& a) {
+        m_findings->setData(trace, a);
+        m_timeline->showFinding(nullptr); // a finding of the other scope is not shaded
+        if (auto* stats = findChild<StatsPanel*>()) stats->setData(trace, a);
+        if (auto* flame = findChild<FlamePanel*>()) flame->setData(trace, a);
+    };
+    if (index < 0 || static_cast<size_t>(index) >= lt.analysis->steps.size()) {
+        if (m_scoped) show(lt.analysis); // back to the analysed window
+        m_scoped.reset();
+        m_scopeAction->setVisible(false);
+        return;
+    }
+    const int64_t number = lt.analysis->steps[static_cast<size_t>(index)].number;
+    m_scopeLabel->setText(tr("  Scope: step #%1 (analysing…)").arg(number));
+    m_scopeAction->setVisible(true);
+    // The step's span (analysis::stepSpan, the one step length) as the window: findings, idle
+    // causes and tables of that step alone, on the pool.
+    const auto span =
+        analysis::stepSpan(lt.analysis->steps, size_t(index), lt.analysis->window.endNs);
+    const std::shared_ptr<const model::Trace> trace = lt.entry.trace;
+    m_scopeJob.start(
+        [trace, number, span](const std::atomic<bool>& cancel) {
+            analysis::AnalysisOptions o;
+            o.window.kind = analysis::WindowKind::Range;
+            o.window.startNs = span.start;
+            o.window.endNs = span.end;
+            o.cancel = &cancel;
+            analysis::AnalysisResult r = analysis::analyze(*trace, o);
+            r.window.description =
+                "ProfilerStep#" + std::to_string(number) + " (to the next step's start)";
+            return std::make_shared<const analysis::AnalysisResult>(std::move(r));
+        },
+        [this, show, number](std::shared_ptr<const analysis::AnalysisResult> a) {
+            m_scoped = a;
+            show(a);
+            m_scopeLabel->setText(
+                tr("  Scope: step #%1 · findings, statistics and flame graph of this step "
+                   "(%2) · All steps for the window")
+                    .arg(number)
+                    .arg(QString::fromStdString(a->window.description)));
+        });
 }
 
 void MainWindow::selectStep(int64_t number) {

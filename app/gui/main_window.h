@@ -2,6 +2,7 @@
 // The main window: findings on the left, the timeline in the centre, and below it tabs for
 // the selected event, flame graphs, statistics, a selected range, ranks and import notes.
 // Files load on a worker thread with a progress bar and Cancel.
+#include "background_job.h"
 #include "document.h"
 #include "panel.h"
 #include "theme.h"
@@ -75,6 +76,14 @@ public:
     void showView(View view);
     /// Selects step `number` of the shown trace in the Step box (the timeline zooms to it).
     void selectStep(int64_t number);
+    /// The step the findings, statistics and flame graph are scoped to (the shown trace
+    /// re-analysed with that step as the window), or null for the analysed window; the label
+    /// names the scope while one is set.
+    [[nodiscard]] const analysis::AnalysisResult* scopedAnalysis() const { return m_scoped.get(); }
+    [[nodiscard]] QLabel* scopeLabel() const { return m_scopeLabel; }
+    /// Whether the toolbar shows the scope (its action's visibility: a toolbar's widgets are
+    /// shown and hidden through their actions).
+    [[nodiscard]] bool scopeShown() const;
     /// Puts `text` in the search box and selects its first match on the timeline.
     void searchFor(const QString& text);
     void setThemeMode(ThemeMode mode);
@@ -160,6 +169,13 @@ private:
     QPushButton* m_cancel = nullptr;
     QLabel* m_status = nullptr;
     QComboBox* m_steps = nullptr;
+    QLabel* m_scopeLabel = nullptr;   // "Scope: ProfilerStep#9 ..." while a step is chosen
+    QAction* m_scopeAction = nullptr; // the label's place in the toolbar (shown with it)
+    std::shared_ptr<const analysis::AnalysisResult> m_scoped;
+    LatestJob<std::shared_ptr<const analysis::AnalysisResult>> m_scopeJob{this};
+    /// Scopes the findings, statistics and flame graph to step `index` of the shown trace
+    /// (re-analysed on the pool), or back to the analysed window (index < 0).
+    void scopeToStep(int index);
     QComboBox* m_rankCombo = nullptr; // one item per rank; its data: the trace shown first
     CapturePicker* m_captures = nullptr;
     QAction* m_capturesAction = nullptr; // the picker and its label in the toolbar

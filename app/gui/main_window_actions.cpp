@@ -171,9 +171,14 @@ void MainWindow::createToolBar() {
     m_steps->setMinimumWidth(200);
     m_steps->setEnabled(false);
     tb->addWidget(m_steps);
+    m_scopeLabel = new QLabel(this);
+    m_scopeLabel->setObjectName("scopeLabel");
+    m_scopeAction = tb->addWidget(m_scopeLabel);
+    m_scopeAction->setVisible(false);
     connect(m_steps, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;
+        scopeToStep(i - 1);
         if (i <= 0)
             m_timeline->fitAll();
         else if (static_cast<size_t>(i - 1) < a.steps.size()) {

@@ -110,6 +110,17 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
         w.capturePicker()->setCurrentIndex(o.capture - 1);
     }
     // 1-based; 0 is none: the window selected the largest on open, so unselect it and show all.
+    if (o.step >= 0) { // the Step box: zoom, range and the step's own analysis (waited for)
+        w.selectStep(o.step);
+        QElapsedTimer scoped;
+        scoped.start();
+        while (!w.scopedAnalysis() && scoped.elapsed() < 60000)
+            QApplication::processEvents(QEventLoop::WaitForMoreEvents, 50);
+        if (!w.scopedAnalysis()) {
+            if (error) *error = QString("--step %1: no such step in the shown trace").arg(o.step);
+            return 2;
+        }
+    }
     if (o.finding > 0) w.selectFinding(o.finding - 1);
     else if (o.finding == 0) {
         w.selectFinding(-1);

@@ -16,6 +16,7 @@ struct ScreenshotOptions {
     QSize size{1600, 1000};
     int finding = 1;          // 1-based; 0 selects none
     int capture = 0;          // 1-based: that capture of the shown rank; 0: its latest steady
+    int64_t step = -1;        // >= 0: choose ProfilerStep#step in the Step box (the scope)
     QString view = "timeline"; // "captures": the timeline with the Capture list open
     ThemeMode theme = ThemeMode::Light;
     /// Opens PATH as the GUI does (on the load worker, progressively) and takes the picture at

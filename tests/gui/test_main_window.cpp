@@ -289,6 +289,25 @@ private Q_SLOTS:
         const RangeStats& rs = w.findChild<RangePanel*>()->stats();
         QCOMPARE(rs.startNs, span.start);
         QCOMPARE(rs.endNs, span.end);
+        // The findings, statistics and flame graph are re-analysed for that step alone, and the
+        // scope is named on screen; All steps returns to the analysed window.
+        QTRY_VERIFY_WITH_TIMEOUT(w.scopedAnalysis() != nullptr, 20000);
+        const analysis::AnalysisResult& scoped = *w.scopedAnalysis();
+        const int64_t number = a.steps[1].number;
+        QVERIFY2(scoped.window.description.find("#" + std::to_string(number)) != std::string::npos,
+                 scoped.window.description.c_str());
+        QCOMPARE(scoped.window.length(), span.end - span.start); // one step length, here too
+        QVERIFY(w.scopeShown());
+        QVERIFY(w.scopeLabel()->text().contains(QString("step #%1").arg(number)));
+        auto* stats = w.findChild<StatsPanel*>();
+        QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(),
+                 int(scoped.stats.kernels.size()));
+        QVERIFY(scoped.stats.kernels.size() <= a.stats.kernels.size());
+        QCOMPARE(w.findings()->model()->rowCount(), int(scoped.findings.size()));
+        steps->setCurrentIndex(0);
+        QVERIFY(w.scopedAnalysis() == nullptr);
+        QVERIFY(!w.scopeShown());
+        QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(), int(a.stats.kernels.size()));
     }
 
     // Warm-up steps (issue 25) are marked in the step list; the steady ones are not.
