@@ -226,6 +226,7 @@ void writeStats(JsonWriter& w, const Trace& t, const StatsTables& st, const Json
         w.key("total_ns").value(k.totalNs);
         w.key("self_ns").value(k.selfNs);
         w.key("gpu_ns").value(k.gpuNs);
+        w.key("gpu_self_ns").value(k.gpuSelfNs);
         w.endObject();
     }
     w.endArray();
@@ -248,6 +249,51 @@ void writeStats(JsonWriter& w, const Trace& t, const StatsTables& st, const Json
         w.key("count").value(k.count);
         w.key("total_ns").value(k.totalNs);
         w.key("max_ns").value(k.maxNs);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("kernels_by_operator").beginArray();
+    for (size_t i = 0; i < st.kernelsByOperator.size() && i < o.maxTableRows; ++i) {
+        const KernelOperatorStat& k = st.kernelsByOperator[i];
+        w.beginObject();
+        w.key("operator");
+        if (k.op.valid())
+            w.value(t.str(k.op));
+        else
+            w.null();
+        w.key("kernel").value(t.str(k.kernel));
+        w.key("count").value(k.count);
+        w.key("total_ns").value(k.totalNs);
+        w.key("min_ns").value(k.minNs);
+        w.key("max_ns").value(k.maxNs);
+        w.endObject();
+    }
+    w.endArray();
+    w.key("collectives").beginArray();
+    for (const CollectiveStat& c : st.collectives) {
+        w.beginObject();
+        w.key("type").value(c.type);
+        w.key("algorithms").value(c.algorithms);
+        w.key("dtype").value(c.dtype);
+        w.key("count").value(c.count);
+        w.key("total_ns").value(c.totalNs);
+        w.key("sized_count").value(c.sizedCount);
+        w.key("sized_ns").value(c.sizedNs);
+        w.key("bytes").value(c.bytes);
+        w.key("min_bytes").value(c.minBytes);
+        w.key("max_bytes").value(c.maxBytes);
+        w.key("group_size").value(c.groupSize);
+        w.key("group_size_from_world").value(c.groupFromWorld);
+        w.key("alg_gb_per_s");
+        if (c.algGbps >= 0)
+            w.value(c.algGbps, 3);
+        else
+            w.null();
+        w.key("bus_gb_per_s");
+        if (c.busGbps >= 0)
+            w.value(c.busGbps, 3);
+        else
+            w.null();
         w.endObject();
     }
     w.endArray();

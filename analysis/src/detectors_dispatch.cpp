@@ -3,6 +3,7 @@
 // evidence (launch-bound steps, kernels too small to fill the GPU, matrix-multiply work per
 // step from the input shapes, the busiest operators) and its fixes ranked by the idle time
 // each addresses.
+#include "arg_values.h"
 #include "detectors.h"
 
 #include "stallscope/analysis/name_rules.h"
@@ -18,29 +19,6 @@ using namespace model;
 namespace {
 constexpr size_t idx(IdleCause c) {
     return static_cast<size_t>(c);
-}
-
-/// "[[32, 3, 224, 224], [64, 3, 7, 7], [], []]" -> the shapes, in order.
-std::vector<std::vector<int64_t>> parseDims(std::string_view j) {
-    std::vector<std::vector<int64_t>> out;
-    int depth = 0;
-    int64_t num = -1;
-    for (char ch : j) {
-        if (ch == '[') {
-            if (++depth == 2) out.emplace_back();
-        } else if (ch == ']' || ch == ',') {
-            if (num >= 0 && depth == 2 && !out.empty()) out.back().push_back(num);
-            num = -1;
-            if (ch == ']') --depth;
-        } else if (ch >= '0' && ch <= '9') {
-            num = (num < 0 ? 0 : num) * 10 + (ch - '0');
-            if (num > (int64_t(1) << 40)) num = int64_t(1) << 40; // nonsense dims stay finite
-        } else if (ch == '"') {
-            // a string inside the list (never a shape): ends any number
-            num = -1;
-        }
-    }
-    return out;
 }
 
 double product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {

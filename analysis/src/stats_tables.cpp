@@ -47,15 +47,17 @@ StatsTables computeStats(const Context& c) {
     const Trace& t = c.trace;
     const SliceTable& s = t.slices();
     const int64_t lo = c.window.startNs, hi = c.window.endNs;
-    auto inWindow = [&](uint32_t i) { return s.start[i] < hi && s.start[i] + s.dur[i] > lo && s.start[i] >= lo; };
+    auto inWindow = [&](uint32_t i) { return startsInWindow(s, i, lo, hi); };
     StatsTables out;
+    const StepRanges isStepRange(t);
 
     // Kernels and copies of the analysed devices.
     std::unordered_map<uint32_t, KernelStat> kernels;
     std::unordered_map<uint32_t, std::pair<double, double>> kernelWeights;  // blocks, occupancy weights
     std::unordered_map<std::string, CopyStat> copies;
-    std::vector<int64_t> gpuNs; // per CPU op: GPU work launched inside it
-    assignHuge(gpuNs, s.size(), int64_t(0));
+    std::unordered_map<uint64_t, KernelOperatorStat> byOperator; // (op name, kernel name)
+    std::vector<uint32_t> commKernels;
+    LaunchedGpu launched(s.size());
     const size_t names = t.strings().size();
     ByName<KernelStat> kernelOf(kernels, names);
     ByName<std::pair<double, double>> kernelWeightOf(kernelWeights, names);
@@ -65,6 +67,8 @@ StatsTables computeStats(const Context& c) {
             const uint32_t w = d.work[wi];
             if (!inWindow(w)) continue;
             const int64_t dur = s.dur[w];
+            const SliceId l = d.launch[wi];
+            const SliceId op = launched.charge(s, l, dur, isStepRange);
             if (s.kind[w] == EventKind::Kernel) {
                 KernelStat& k = kernelOf[s.name[w]];
                 if (k.count == 0) {
@@ -90,6 +94,16 @@ StatsTables computeStats(const Context& c) {
                     k.meanOccupancy = (k.meanOccupancy < 0 ? 0 : k.meanOccupancy) + o * double(dur);
                     wt.second += double(dur);
                 }
+                if (k.communication) commKernels.push_back(w);
+                const StringId opName = op.valid() ? s.name[op.index()] : StringId();
+                KernelOperatorStat& ko =
+                    byOperator[(uint64_t(opName.value) << 32) | s.name[w].value];
+                if (ko.count == 0)
+                    ko.op = opName, ko.kernel = s.name[w], ko.minNs = dur, ko.example = SliceId(w);
+                ++ko.count;
+                ko.totalNs += dur;
+                ko.minNs = std::min(ko.minNs, dur);
+                ko.maxNs = std::max(ko.maxNs, dur);
             } else if (s.kind[w] == EventKind::Memcpy) {
                 CopyStat*& entry = copyOf[s.name[w].index()];
                 if (!entry) {
@@ -106,10 +120,6 @@ StatsTables computeStats(const Context& c) {
                 cs.totalNs += dur;
                 if (s.extra[w] != SliceExtra::kNone) cs.bytes += static_cast<int64_t>(s.extra[w]);
             }
-            // Charge the GPU time to every CPU op around the launch call.
-            const SliceId l = d.launch[wi];
-            for (SliceId p = l.valid() ? s.parent[l.index()] : SliceId(); p.valid(); p = s.parent[p.index()])
-                if (s.kind[p.index()] == EventKind::CpuOp) gpuNs[p.index()] += dur;
         }
     }
     for (auto& [name, k] : kernels) {
@@ -120,50 +130,69 @@ StatsTables computeStats(const Context& c) {
     sortedValues(kernels, out.kernels, [](const KernelStat& k) { return k.totalNs; });
     for (auto& [key, cs] : copies) cs.gbPerSecond = cs.totalNs > 0 ? double(cs.bytes) / double(cs.totalNs) : 0;
     sortedValues(copies, out.copies, [](const CopyStat& k) { return k.totalNs; });
+    sortedValues(byOperator, out.kernelsByOperator,
+                 [](const KernelOperatorStat& k) { return k.totalNs; });
+    out.collectives = collectiveStats(t, commKernels);
 
-    // CPU operators (self time = own time minus direct children) and runtime calls.
-    std::unordered_map<uint32_t, OperatorStat> ops;
+    // CPU operators by name, and runtime calls.
+    OperatorTable ops = operatorTable(t, lo, hi, launched, isStepRange,
+                                      [&](uint32_t i) { return uint64_t(s.name[i].value); });
+    out.operators.reserve(ops.size());
+    for (auto& [key, o] : ops) out.operators.push_back(o);
+    sortOperators(out.operators);
     std::unordered_map<uint32_t, RuntimeStat> runtime;
-    ByName<OperatorStat> opOf(ops, names);
     ByName<RuntimeStat> runtimeOf(runtime, names);
-    // ProfilerStep#N ranges are steps, not operators (the 2021 traces write them as
-    // operators): they would head the table with the whole window.
-    std::unordered_map<size_t, bool> stepRange; // per name
-    auto isStepRange = [&](StringId n) {
-        auto [it, fresh] = stepRange.try_emplace(n.index(), false);
-        if (fresh) it->second = names::isProfilerStep(t.str(n));
-        return it->second;
-    };
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
         const TrackInfo& tr = t.tracks()[ti];
         if (tr.kind != TrackKind::CpuThread) continue;
         for (uint32_t i = t.firstSliceEndingAtOrAfter(TrackId(ti), lo); i < tr.sliceEnd && s.start[i] < hi; ++i) {
-            if (!inWindow(i)) continue;
-            const EventKind k = s.kind[i];
-            if (k == EventKind::CpuOp && !isStepRange(s.name[i])) {
-                OperatorStat& o = opOf[s.name[i]];
-                if (o.count == 0) o.name = s.name[i], o.example = SliceId(i);
-                ++o.count;
-                o.totalNs += s.dur[i];
-                o.selfNs += s.dur[i];
-                o.gpuNs += gpuNs[i];
-            }
-            if (isLaunchSide(k)) {
-                RuntimeStat& r = runtimeOf[s.name[i]];
-                if (r.count == 0) r.name = s.name[i], r.example = SliceId(i);
-                ++r.count;
-                r.totalNs += s.dur[i];
-                r.maxNs = std::max(r.maxNs, s.dur[i]);
-            }
-            const SliceId p = s.parent[i];
-            if (p.valid() && s.kind[p.index()] == EventKind::CpuOp && inWindow(p.index()) &&
-                !isStepRange(s.name[p.index()]))
-                opOf[s.name[p.index()]].selfNs -= std::min(s.dur[i], s.dur[p.index()]);
+            if (!inWindow(i) || !isLaunchSide(s.kind[i])) continue;
+            RuntimeStat& r = runtimeOf[s.name[i]];
+            if (r.count == 0) r.name = s.name[i], r.example = SliceId(i);
+            ++r.count;
+            r.totalNs += s.dur[i];
+            r.maxNs = std::max(r.maxNs, s.dur[i]);
         }
     }
-    sortedValues(ops, out.operators, [](const OperatorStat& o) { return o.selfNs; });
     sortedValues(runtime, out.runtime, [](const RuntimeStat& r) { return r.totalNs; });
     return out;
+}
+
+// ---------------------------------------------------------------- shared with operator_groups.cpp
+
+StepRanges::StepRanges(const Trace& t) : m_trace(t), m_known(t.strings().size(), 0) {}
+
+bool StepRanges::operator()(StringId n) const {
+    uint8_t& k = m_known[n.index()];
+    if (k == 0) k = names::isProfilerStep(m_trace.str(n)) ? 2 : 1;
+    return k == 2;
+}
+
+LaunchedGpu::LaunchedGpu(size_t slices) {
+    assignHuge(total, slices, int64_t(0));
+    assignHuge(self, slices, int64_t(0));
+}
+
+SliceId LaunchedGpu::charge(const SliceTable& s, SliceId launch, int64_t dur,
+                            const StepRanges& isStepRange) {
+    SliceId innermost;
+    for (SliceId p = launch.valid() ? s.parent[launch.index()] : SliceId(); p.valid();
+         p = s.parent[p.index()]) {
+        if (s.kind[p.index()] != EventKind::CpuOp) continue;
+        total[p.index()] += dur;
+        if (!innermost.valid() && !isStepRange(s.name[p.index()])) {
+            innermost = p;
+            self[p.index()] += dur;
+        }
+    }
+    return innermost;
+}
+
+void sortOperators(std::vector<OperatorStat>& ops) {
+    std::sort(ops.begin(), ops.end(), [](const OperatorStat& a, const OperatorStat& b) {
+        if (a.selfNs != b.selfNs) return a.selfNs > b.selfNs;
+        return a.count > b.count;
+    });
 }
 
 } // namespace stallscope::analysis::detail

@@ -247,9 +247,47 @@ struct OperatorStat {
     model::StringId name;
     uint64_t count = 0;
     int64_t totalNs = 0, selfNs = 0;   // inclusive / exclusive CPU time
-    int64_t gpuNs = 0;                 // GPU work launched from inside it (any depth)
+    int64_t gpuNs = 0;                 // GPU work launched from inside it (any depth): device total
+    int64_t gpuSelfNs = 0; // GPU work it launched itself (no operator in between): device self
     model::SliceId example;
 };
+
+/// Kernels by the operator that launched them: the innermost CPU operator around the
+/// launch call (the TensorBoard plugin's "Kernel by operator" view).
+struct KernelOperatorStat {
+    model::StringId op; // invalid: launched outside any operator
+    model::StringId kernel;
+    uint64_t count = 0;
+    int64_t totalNs = 0, minNs = 0, maxNs = 0;
+    model::SliceId example;
+};
+
+/// Collective communication kernels by collective type (docs/analysis.md "Collectives").
+/// Sizes and group sizes come from the kernel's NCCL arguments, else from the `nccl:*`
+/// range or `record_param_comms` operator around its launch; bandwidths as nccl-tests
+/// defines them (github.com/NVIDIA/nccl-tests doc/PERFORMANCE.md): algorithm bandwidth =
+/// bytes / time, bus bandwidth = algorithm bandwidth x the type's factor for the group.
+struct CollectiveStat {
+    std::string type;       // "allreduce", "alltoall", ...; "unknown" when nothing says
+    std::string algorithms; // from the kernel names: "RING LL, TREE LL128"; may be empty
+    std::string dtype;      // "Float"; "mixed" when calls differ; empty when unknown
+    uint64_t count = 0;
+    int64_t totalNs = 0;     // kernel time
+    uint64_t sizedCount = 0; // calls whose message size is known
+    int64_t sizedNs = 0;     // kernel time of those calls
+    int64_t bytes = 0;       // sum of their message sizes (nccl-tests' S)
+    int64_t minBytes = 0, maxBytes = 0;
+    int32_t groupSize = -1;      // ranks in the group; -1 unknown, 0 when calls differ
+    bool groupFromWorld = false; // no call said: the trace's world size (distributedInfo)
+    double algGbps = -1;         // bytes / sizedNs in 10^9 bytes/s; -1 when no size is known
+    double busGbps = -1;         // -1 when the type or the group size is unknown
+    model::SliceId example;
+};
+
+/// Bus-bandwidth factor of a collective type for a group of n ranks (nccl-tests): 2(n-1)/n
+/// for allreduce, (n-1)/n for allgather, reducescatter and alltoall, 1 for broadcast,
+/// reduce and point-to-point; -1 for a type or a group size it does not know.
+double busBandwidthFactor(std::string_view type, int32_t n);
 
 struct CopyStat {
     std::string kind;                  // "HtoD Pageable->Device"
@@ -271,6 +309,8 @@ struct StatsTables {
     std::vector<OperatorStat> operators;  // by self time, descending
     std::vector<CopyStat> copies;
     std::vector<RuntimeStat> runtime;
+    std::vector<KernelOperatorStat> kernelsByOperator; // by total time, descending
+    std::vector<CollectiveStat> collectives;           // by total time, descending
 };
 
 // ---------------------------------------------------------------- HTA-compatible

@@ -1,0 +1,137 @@
+#include "stallscope/analysis/operator_groups.h"
+
+#include "arg_values.h"
+#include "stats_tables.h"
+
+#include <set>
+#include <unordered_map>
+
+namespace stallscope::analysis {
+
+using namespace model;
+
+namespace {
+
+/// Frames of a "Call stack" argument ("a.py(12): f;b.py(3): g"), innermost first.
+std::string framesOf(std::string_view stack) {
+    std::string out;
+    size_t at = 0;
+    while (at < stack.size()) {
+        size_t end = stack.find(';', at);
+        if (end == std::string_view::npos) end = stack.size();
+        std::string_view f = stack.substr(at, end - at);
+        while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
+        if (!f.empty()) out += (out.empty() ? "" : "\n") + std::string(f);
+        at = end + 1;
+    }
+    return out;
+}
+
+std::string withoutSpaces(std::string_view j) {
+    std::string out;
+    out.reserve(j.size());
+    bool inString = false;
+    for (char ch : j) {
+        if (ch == '"') inString = !inString;
+        if (!inString && (ch == ' ' || ch == '\n' || ch == '\t')) continue;
+        out += ch;
+        if (!inString && ch == ',') out += ' ';
+    }
+    return out;
+}
+
+constexpr size_t kMaxFrames = 64;
+
+} // namespace
+
+OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorGrouping g,
+                              const std::atomic<bool>* cancel) {
+    OperatorGroups out;
+    const SliceTable& s = t.slices();
+    const int64_t lo = r.window.startNs, hi = r.window.endNs;
+    const detail::StepRanges isStepRange(t);
+    std::set<int32_t> devices;
+    for (const DeviceMetrics& d : r.devices) devices.insert(d.device);
+
+    // GPU work of the analysed devices, charged to the operators around its launch.
+    detail::LaunchedGpu launched(s.size());
+    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+        const TrackInfo& tr = t.tracks()[ti];
+        if (tr.kind != TrackKind::GpuStream || !devices.count(t.process(tr.process).gpuDevice))
+            continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
+            if (isGpuWork(s.kind[i]) && detail::startsInWindow(s, i, lo, hi))
+                launched.charge(s, t.launchOf(SliceId(i)), s.dur[i], isStepRange);
+    }
+
+    // Each operator's detail, read once (the table asks for a parent again for its self time).
+    std::unordered_map<std::string, uint32_t> detailIds{{std::string(), 0}};
+    std::vector<const std::string*> details{&detailIds.begin()->first};
+    std::unordered_map<uint32_t, uint32_t> detailOf; // slice -> detail id
+    std::vector<ArgValue> args;
+    std::string error;
+    auto detailText = [&](uint32_t i) -> std::string {
+        if (g == OperatorGrouping::Name) return {};
+        args.clear();
+        if (t.sliceArgs(SliceId(i), args, error)) {
+            for (const ArgValue& a : args) {
+                if (g == OperatorGrouping::InputShapes &&
+                    (a.key == "Input Dims" || a.key == "Input dims"))
+                    return withoutSpaces(a.json);
+                if (g == OperatorGrouping::CallStack && a.key == "Call stack")
+                    if (auto v = detail::argString(a.json)) return framesOf(*v);
+            }
+        }
+        if (g != OperatorGrouping::CallStack) return {};
+        std::string frames; // the python_function frames around it, innermost first
+        size_t n = 0;
+        for (SliceId p = s.parent[i]; p.valid() && n < kMaxFrames; p = s.parent[p.index()]) {
+            if (s.kind[p.index()] != EventKind::PythonFunction) continue;
+            frames += (frames.empty() ? "" : "\n") + std::string(t.str(s.name[p.index()]));
+            ++n;
+        }
+        return frames;
+    };
+    auto key = [&](uint32_t i) -> uint64_t {
+        auto [it, fresh] = detailOf.try_emplace(i, 0);
+        if (fresh) {
+            auto [d, added] = detailIds.try_emplace(detailText(i), uint32_t(details.size()));
+            if (added) details.push_back(&d->first);
+            it->second = d->second;
+        }
+        return (uint64_t(it->second) << 32) | s.name[i].value;
+    };
+    bool stopped = false;
+    detail::OperatorTable ops =
+        detail::operatorTable(t, lo, hi, launched, isStepRange, [&](uint32_t i) {
+            if (!stopped && cancel && cancel->load(std::memory_order_relaxed)) stopped = true;
+            return stopped ? uint64_t(s.name[i].value) : key(i);
+        });
+    if (stopped) {
+        out.cancelled = true;
+        return out;
+    }
+    std::vector<OperatorStat> stats;
+    std::vector<uint64_t> keys;
+    for (auto& [k, o] : ops) {
+        stats.push_back(o);
+        keys.push_back(k);
+    }
+    std::vector<size_t> order(stats.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        if (stats[a].selfNs != stats[b].selfNs) return stats[a].selfNs > stats[b].selfNs;
+        if (stats[a].count != stats[b].count) return stats[a].count > stats[b].count;
+        return keys[a] < keys[b];
+    });
+    out.rows.reserve(order.size());
+    for (size_t i : order) {
+        const std::string& d = *details[keys[i] >> 32];
+        out.calls += stats[i].count;
+        if (!d.empty()) out.callsWithDetail += stats[i].count;
+        out.rows.push_back({stats[i], d});
+    }
+    return out;
+}
+
+} // namespace stallscope::analysis
