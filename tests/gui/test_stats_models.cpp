@@ -19,6 +19,11 @@
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <map>
+#include <tuple>
+
+#include <QComboBox>
+#include <QElapsedTimer>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -72,6 +77,10 @@ private Q_SLOTS:
     void realResnetTrace();
     void mangledKernelNamesAreDemangled();
     void csvHasTheRowsShownWithRawValues();
+    void kernelsByOperatorTab();
+    void operatorGroupingByShapesAndStacks();
+    void collectivesTabWithOverlap();
+    void realResnetGroupedByShapes();
 
 private:
     std::shared_ptr<const model::Trace> m_trace;
@@ -344,7 +353,8 @@ void TestStatsModels::emptyAndReset() {
         QCOMPARE(panel.model(t)->rowCount(), 0);
         QCOMPARE(panel.summary(t)->text(), QStringLiteral("No trace loaded"));
     }
-    QCOMPARE(panel.tabs()->count(), 4);
+    QCOMPARE(panel.tabs()->count(), int(StatsPanel::TabCount));
+    QCOMPARE(panel.tabs()->tabText(StatsPanel::CollectivesTab), QStringLiteral("Collectives"));
     QCOMPARE(panel.tabs()->tabText(StatsPanel::RuntimeTab), QStringLiteral("Runtime calls"));
     panel.setData(m_trace, m_analysis);
     QVERIFY(panel.summary(StatsPanel::CopiesTab)->text().startsWith("2 copy kinds, 2 copies"));
@@ -393,6 +403,8 @@ void TestStatsModels::realResnetTrace() {
         QVERIFY(panel.grab().save(renderDir() + "/stats_operators.png"));
         panel.tabs()->setCurrentIndex(StatsPanel::RuntimeTab);
         QVERIFY(panel.grab().save(renderDir() + "/stats_runtime.png"));
+        panel.tabs()->setCurrentIndex(StatsPanel::KernelsByOperatorTab);
+        QVERIFY(panel.grab().save(renderDir() + "/stats_kernels_by_operator.png"));
     }
     // Filtering a large table keeps the proxies consistent (the testers watch).
     panel.filter(StatsPanel::KernelsTab)->setText(QStringLiteral("gemm"));
@@ -450,6 +462,192 @@ void TestStatsModels::csvHasTheRowsShownWithRawValues() {
                   std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
     QVERIFY2(other.csv(StatsPanel::KernelsTab).contains("\r\n\"k<int, 2> \"\"x\"\"\",1,50000,"),
              qPrintable(other.csv(StatsPanel::KernelsTab)));
+}
+
+void TestStatsModels::kernelsByOperatorTab() {
+    StatsPanel panel;
+    panel.setData(m_trace, m_analysis);
+    const QAbstractItemModel* m = panel.model(StatsPanel::KernelsByOperatorTab);
+    QCOMPARE(m->rowCount(), int(m_analysis->stats.kernelsByOperator.size()));
+    bool mmSgemm = false;
+    int64_t sum = 0;
+    for (int r = 0; r < m->rowCount(); ++r) {
+        sum += m->index(r, KernelOperatorStatsModel::Total).data(SortRole).toLongLong();
+        if (m->index(r, KernelOperatorStatsModel::Operator).data().toString() == "aten::mm" &&
+            m->index(r, KernelOperatorStatsModel::Kernel).data().toString() ==
+                "ampere_sgemm_128x64_nn")
+            mmSgemm =
+                m->index(r, KernelOperatorStatsModel::Total).data(SortRole).toLongLong() ==
+                    500 * us &&
+                m->index(r, KernelOperatorStatsModel::Calls).data(SortRole).toULongLong() == 2;
+    }
+    QVERIFY(mmSgemm);
+    QCOMPARE(sum, int64_t(300 + 200 + 10 + 12 + 8 + 150) * us); // every kernel once
+    QVERIFY(panel.summary(StatsPanel::KernelsByOperatorTab)
+                ->text()
+                .startsWith("3 operator-kernel pairs, 6 calls"));
+}
+
+void TestStatsModels::operatorGroupingByShapesAndStacks() {
+    TraceText t;
+    t.step(1, 0, 2000);
+    t.python("train.py(10): step", 0, 1000);
+    auto mm = [&](int64_t ts, const char* dims) {
+        const int c = t.nextCorrelation();
+        t.add(R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100, "tid": 1, "ts": )" +
+              std::to_string(ts) + R"(, "dur": 50, "args": {"Input Dims": )" + dims + "}}");
+        t.runtime("cudaLaunchKernel", ts + 10, 8, c);
+        t.kernel("sgemm", ts + 100, 40, c);
+    };
+    mm(10, "[[8, 16], [16, 4]]");
+    mm(100, "[[8, 16], [16, 4]]");
+    mm(200, "[[64, 16], [16, 4]]");
+    auto trace = t.load();
+    auto result = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace));
+    StatsPanel panel;
+    Testers testers;
+    attachTesters(testers, panel);
+    panel.setData(trace, result);
+    QTableView* v = panel.view(StatsPanel::OperatorsTab);
+    QVERIFY(v->isColumnHidden(OperatorStatsModel::Detail));
+    QVERIFY(!panel.csv(StatsPanel::OperatorsTab).contains("Input shapes"));
+    const QAbstractItemModel* m = panel.model(StatsPanel::OperatorsTab);
+    QCOMPARE(m->rowCount(), 1);
+    QCOMPARE(m->index(0, OperatorStatsModel::DeviceSelf).data(SortRole).toLongLong(), 120 * us);
+    QCOMPARE(m->index(0, OperatorStatsModel::GpuTime).data(SortRole).toLongLong(), 120 * us);
+
+    panel.operatorGrouping()->setCurrentIndex(1); // name + input shapes
+    QVERIFY(!v->isColumnHidden(OperatorStatsModel::Detail));
+    QCOMPARE(m->headerData(OperatorStatsModel::Detail, Qt::Horizontal).toString(),
+             QString("Input shapes"));
+    QCOMPARE(m->rowCount(), 2);
+    QStringList shapes = column(m, OperatorStatsModel::Detail);
+    shapes.sort();
+    QCOMPARE(shapes, QStringList({"[[64, 16], [16, 4]]", "[[8, 16], [16, 4]]"}));
+    for (int r = 0; r < 2; ++r) {
+        const bool small =
+            m->index(r, OperatorStatsModel::Detail).data().toString().startsWith("[[8,");
+        QCOMPARE(m->index(r, OperatorStatsModel::Calls).data(SortRole).toULongLong(),
+                 qulonglong(small ? 2 : 1));
+        QCOMPARE(m->index(r, OperatorStatsModel::DeviceSelf).data(SortRole).toLongLong(),
+                 (small ? 80 : 40) * us);
+    }
+    QVERIFY(panel.csv(StatsPanel::OperatorsTab).startsWith("Name,Input shapes,Calls,"));
+    QVERIFY2(panel.summary(StatsPanel::OperatorsTab)->text().startsWith("2 groups, 3 calls"),
+             qPrintable(panel.summary(StatsPanel::OperatorsTab)->text()));
+
+    panel.operatorGrouping()->setCurrentIndex(2); // name + call stack: the python frame
+    QCOMPARE(m->headerData(OperatorStatsModel::Detail, Qt::Horizontal).toString(),
+             QString("Call stack"));
+    QCOMPARE(m->rowCount(), 1);
+    QCOMPARE(m->index(0, OperatorStatsModel::Detail).data().toString(),
+             QString("train.py(10): step"));
+
+    // A trace without shapes says so, and how to record them.
+    panel.operatorGrouping()->setCurrentIndex(1);
+    panel.setData(m_trace, m_analysis);
+    QVERIFY2(panel.summary(StatsPanel::OperatorsTab)
+                 ->text()
+                 .contains("no input shapes (profile with record_shapes=True)"),
+             qPrintable(panel.summary(StatsPanel::OperatorsTab)->text()));
+    panel.operatorGrouping()->setCurrentIndex(0);
+    QVERIFY(v->isColumnHidden(OperatorStatsModel::Detail));
+    QCOMPARE(m->rowCount(), int(m_analysis->stats.operators.size()));
+}
+
+void TestStatsModels::collectivesTabWithOverlap() {
+    TraceText t;
+    t.step(1, 0, 5000);
+    // An all-reduce of 1,000,000 floats over 2 ranks on stream 20, [1000, 2000); a compute
+    // kernel on stream 7 covers [1500, 2500): half the communication overlaps computation.
+    const int c = t.nextCorrelation();
+    t.runtime("cudaLaunchKernel", 900, 10, c);
+    t.add(
+        R"J({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float(x)", "pid": 0, "tid": 20,)J"
+        R"J( "ts": 1000, "dur": 1000, "args": {"correlation": )J" +
+        std::to_string(c) +
+        R"J(, "stream": 20, "device": 0, "Collective name": "allreduce", "In msg nelems": 1000000,)J"
+        R"J( "Out msg nelems": 1000000, "dtype": "Float", "Group size": 2}})J");
+    t.launch("sgemm", 1400, 10, 1500, 1000);
+    auto trace = t.load();
+    auto result = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace));
+    StatsPanel panel;
+    panel.setData(trace, result);
+    const QAbstractItemModel* m = panel.model(StatsPanel::CollectivesTab);
+    QCOMPARE(m->rowCount(), 1);
+    QCOMPARE(m->index(0, CollectiveStatsModel::Type).data().toString(), QString("allreduce"));
+    QCOMPARE(m->index(0, CollectiveStatsModel::Algorithms).data().toString(), QString("RING LL"));
+    QCOMPARE(m->index(0, CollectiveStatsModel::Bytes).data().toString(), QString("4.00 MB"));
+    QCOMPARE(m->index(0, CollectiveStatsModel::Group).data().toString(), QString("2"));
+    QCOMPARE(m->index(0, CollectiveStatsModel::AlgBw).data().toString(), QString("4.00"));
+    QCOMPARE(m->index(0, CollectiveStatsModel::BusBw).data().toString(),
+             QString("4.00")); // 2(n-1)/n = 1
+    const QString summary = panel.summary(StatsPanel::CollectivesTab)->text();
+    QVERIFY2(
+        summary.contains(
+            "GPU 0: communication 1.000 ms, 500.0 µs of it (50.0 %) overlapped with computation"),
+        qPrintable(summary));
+    // No collectives: the table says so.
+    panel.setData(m_trace, m_analysis);
+    QCOMPARE(panel.summary(StatsPanel::CollectivesTab)->text(),
+             QString("No collective types in the analysis window"));
+}
+
+void TestStatsModels::realResnetGroupedByShapes() {
+    STALLSCOPE_REQUIRE_SHARED_TRACES();
+    const auto path =
+        test::sharedTraces() /
+        "kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+    if (!std::filesystem::exists(path)) QSKIP("the ResNet-50 trace is not in ../shared/traces");
+    auto imported = importers::importFile(path);
+    QVERIFY(imported);
+    std::shared_ptr<const model::Trace> trace = imported.value();
+    auto result = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace));
+    for (auto g :
+         {analysis::OperatorGrouping::InputShapes, analysis::OperatorGrouping::CallStack}) {
+        QElapsedTimer clock;
+        clock.start();
+        const analysis::OperatorGroups groups = analysis::groupOperators(*trace, *result, g);
+        qInfo("grouped %llu calls into %zu rows in %lld ms (%llu with %s)",
+              qulonglong(groups.calls), groups.rows.size(), qlonglong(clock.elapsed()),
+              qulonglong(groups.callsWithDetail),
+              g == analysis::OperatorGrouping::InputShapes ? "shapes" : "a stack");
+        QVERIFY(groups.callsWithDetail > groups.calls / 2); // recorded with shapes and stacks
+        // Every name's groups add up to its row in the table by name.
+        std::map<std::string, std::tuple<uint64_t, int64_t, int64_t, int64_t>> byName;
+        for (const auto& row : groups.rows) {
+            auto& [n, self, gpu, gpuSelf] = byName[std::string(trace->str(row.stat.name))];
+            n += row.stat.count;
+            self += row.stat.selfNs;
+            gpu += row.stat.gpuNs;
+            gpuSelf += row.stat.gpuSelfNs;
+        }
+        QCOMPARE(byName.size(), result->stats.operators.size());
+        for (const auto& o : result->stats.operators) {
+            const auto& [n, self, gpu, gpuSelf] = byName[std::string(trace->str(o.name))];
+            QCOMPARE(n, o.count);
+            QCOMPARE(self, o.selfNs);
+            QCOMPARE(gpu, o.gpuNs);
+            QCOMPARE(gpuSelf, o.gpuSelfNs);
+        }
+    }
+    if (!renderDir().isEmpty()) {
+        StatsPanel panel;
+        panel.resize(1400, 500);
+        panel.setData(trace, result);
+        panel.tabs()->setCurrentIndex(StatsPanel::OperatorsTab);
+        panel.operatorGrouping()->setCurrentIndex(1);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QVERIFY(panel.grab().save(renderDir() + "/stats_operators_by_shape.png"));
+        const auto nccl = test::sharedTraces() / "hta/nccl_parser_config/nccl_data.json.gz";
+        auto other = importers::importFile(nccl);
+        QVERIFY(other);
+        std::shared_ptr<const model::Trace> t2 = other.value();
+        panel.setData(t2, std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*t2)));
+        panel.tabs()->setCurrentIndex(StatsPanel::CollectivesTab);
+        QVERIFY(panel.grab().save(renderDir() + "/stats_collectives.png"));
+    }
 }
 
 QTEST_MAIN(TestStatsModels)

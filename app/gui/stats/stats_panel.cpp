@@ -8,6 +8,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -28,6 +29,7 @@ namespace stallscope::gui {
 namespace {
 constexpr int kWidthSampleRows = 200;  // rows measured when sizing a numeric column
 constexpr int kShareColumnMinWidth = 110;
+constexpr int kMaxColumnWidth = 420;
 } // namespace
 
 StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
@@ -39,13 +41,39 @@ StatsPanel::StatsPanel(QWidget* parent) : QWidget(parent) {
 
     using model::EventKind;
     m_tabs->addTab(buildPage(KernelsTab, new KernelStatsModel(this), EventKind::Kernel), tr("Kernels"));
+    m_tabs->addTab(
+        buildPage(KernelsByOperatorTab, new KernelOperatorStatsModel(this), EventKind::Kernel),
+        tr("Kernels by operator"));
     m_tabs->addTab(buildPage(OperatorsTab, new OperatorStatsModel(this), EventKind::CpuOp), tr("Operators"));
     m_tabs->addTab(buildPage(CopiesTab, new CopyStatsModel(this), EventKind::Memcpy), tr("Copies"));
     m_tabs->addTab(buildPage(RuntimeTab, new RuntimeStatsModel(this), EventKind::Runtime), tr("Runtime calls"));
+    m_tabs->addTab(
+        buildPage(CollectivesTab, new CollectiveStatsModel(this), EventKind::Communication),
+        tr("Collectives"));
     m_tabs->setTabToolTip(KernelsTab, tr("GPU kernels by name"));
-    m_tabs->setTabToolTip(OperatorsTab, tr("CPU operators by name, with the GPU time they launched"));
+    m_tabs->setTabToolTip(KernelsByOperatorTab,
+                          tr("GPU kernels by the CPU operator that launched them"));
+    m_tabs->setTabToolTip(OperatorsTab,
+                          tr("CPU operators by name, input shapes or call stack, with the GPU "
+                             "time they launched"));
     m_tabs->setTabToolTip(CopiesTab, tr("Memory copies by direction and memory kinds"));
     m_tabs->setTabToolTip(RuntimeTab, tr("CUDA runtime and driver calls by name"));
+    m_tabs->setTabToolTip(CollectivesTab,
+                          tr("Collective communication by type: calls, message sizes, "
+                             "bandwidth, and how much of it overlapped computation"));
+
+    // The Operators tab groups by name, by name and input shapes, or by name and call stack.
+    m_grouping = new QComboBox(this);
+    m_grouping->setObjectName("operatorGrouping");
+    m_grouping->addItem(tr("Group by name"));
+    m_grouping->addItem(tr("Group by name + input shapes"));
+    m_grouping->addItem(tr("Group by name + call stack"));
+    m_grouping->setToolTip(
+        tr("Input shapes need record_shapes=True, call stacks with_stack=True when "
+           "profiling; they are read from the trace when chosen."));
+    m_pages[OperatorsTab].bar->insertWidget(1, m_grouping);
+    m_pages[OperatorsTab].view->setColumnHidden(OperatorStatsModel::Detail, true);
+    connect(m_grouping, &QComboBox::currentIndexChanged, this, &StatsPanel::regroupOperators);
     for (int t = 0; t < TabCount; ++t) updateSummary(t);
 }
 
@@ -62,6 +90,7 @@ QWidget* StatsPanel::buildPage(int tab, StatsTableModel* source, model::EventKin
     p.filter->installEventFilter(this);
     p.summary = new QLabel(page);
     p.summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    p.summary->setWordWrap(true); // the collectives' overlap per GPU makes it long
     p.window = new QLabel(page);
     p.window->setToolTip(tr("The statistics cover the analysis window: events that start inside it."));
 
@@ -80,7 +109,7 @@ QWidget* StatsPanel::buildPage(int tab, StatsTableModel* source, model::EventKin
                                  QString::fromStdString(st.error().message));
     });
 
-    auto* bar = new QHBoxLayout;
+    auto* bar = p.bar = new QHBoxLayout;
     bar->setContentsMargins(6, 5, 8, 5);
     bar->setSpacing(12);
     bar->addWidget(p.filter);
@@ -154,9 +183,22 @@ void StatsPanel::setData(std::shared_ptr<const model::Trace> trace,
     }
 }
 
+void StatsPanel::regroupOperators(int index) {
+    auto* m = static_cast<OperatorStatsModel*>(m_pages[OperatorsTab].model);
+    const auto g = static_cast<analysis::OperatorGrouping>(std::clamp(index, 0, 2));
+    QApplication::setOverrideCursor(Qt::WaitCursor);
+    m->setGrouping(g);
+    QApplication::restoreOverrideCursor();
+    QTableView* v = m_pages[OperatorsTab].view;
+    v->setColumnHidden(OperatorStatsModel::Detail, g == analysis::OperatorGrouping::Name);
+    fitColumns(OperatorsTab);
+    updateSummary(OperatorsTab);
+}
+
 QTableView* StatsPanel::view(int tab) const { return m_pages.at(size_t(tab)).view; }
 QString StatsPanel::csv(int tab) const {
     const QSortFilterProxyModel* m = proxy(tab);
+    const QTableView* v = view(tab);
     auto field = [](QString v) {
         if (v.contains(QLatin1Char(',')) || v.contains(QLatin1Char('"')) ||
             v.contains(QLatin1Char('\n')) || v.contains(QLatin1Char('\r')))
@@ -164,15 +206,19 @@ QString StatsPanel::csv(int tab) const {
                 QLatin1Char('"');
         return v;
     };
-    QString out;
+    std::vector<int> columns; // the columns shown, in the model's order
     for (int c = 0; c < m->columnCount(); ++c)
-        out += (c ? "," : "") + field(m->headerData(c, Qt::Horizontal).toString());
+        if (!v->isColumnHidden(c)) columns.push_back(c);
+    QString out;
+    for (size_t i = 0; i < columns.size(); ++i)
+        out += (i ? "," : "") + field(m->headerData(columns[i], Qt::Horizontal).toString());
     out += "\r\n";
     for (int r = 0; r < m->rowCount(); ++r) {
-        for (int c = 0; c < m->columnCount(); ++c) {
-            const QVariant raw = m->index(r, c).data(SortRole);
-            out += (c ? "," : "") +
-                   field(raw.isValid() ? raw.toString() : m->index(r, c).data().toString());
+        for (size_t i = 0; i < columns.size(); ++i) {
+            const QVariant raw = m->index(r, columns[i]).data(SortRole);
+            out +=
+                (i ? "," : "") +
+                field(raw.isValid() ? raw.toString() : m->index(r, columns[i]).data().toString());
         }
         out += "\r\n";
     }
@@ -197,7 +243,7 @@ void StatsPanel::fitColumns(int tab) {
         for (int r = 0; r < rows; ++r)
             w = std::max(w, fm.horizontalAdvance(p.proxy->index(r, c).data().toString()) + 16);
         if (rows > 0 && p.proxy->index(0, c).data(BarRole).isValid()) w = std::max(w, kShareColumnMinWidth);
-        p.view->setColumnWidth(c, w);
+        p.view->setColumnWidth(c, std::min(w, kMaxColumnWidth)); // shapes and stacks can be long
     }
 }
 

@@ -12,6 +12,8 @@
 #include <vector>
 
 class QAbstractItemModel;
+class QComboBox;
+class QHBoxLayout;
 class QLabel;
 class QLineEdit;
 class QModelIndex;
@@ -26,7 +28,15 @@ class StatsTableModel;
 class StatsPanel : public QWidget {
     Q_OBJECT
 public:
-    enum Tab { KernelsTab, OperatorsTab, CopiesTab, RuntimeTab, TabCount };
+    enum Tab {
+        KernelsTab,
+        KernelsByOperatorTab,
+        OperatorsTab,
+        CopiesTab,
+        RuntimeTab,
+        CollectivesTab,
+        TabCount
+    };
 
     explicit StatsPanel(QWidget* parent = nullptr);
 
@@ -42,6 +52,8 @@ public:
     /// The rows a tab shows (filtered, in its sort order) as CSV (RFC 4180): the column
     /// titles, then raw values: names as written, times in nanoseconds, shares in percent.
     [[nodiscard]] QString csv(int tab) const;
+    /// The Operators tab's "Group by" (name, name + input shapes, name + call stack).
+    [[nodiscard]] QComboBox* operatorGrouping() const { return m_grouping; }
 
 Q_SIGNALS:
     void eventRequested(stallscope::model::SliceId slice);
@@ -57,6 +69,7 @@ private:
         QLineEdit* filter = nullptr;
         QLabel* summary = nullptr;
         QLabel* window = nullptr;
+        QHBoxLayout* bar = nullptr;
     };
 
     QWidget* buildPage(int tab, StatsTableModel* model, model::EventKind barKind);
@@ -66,7 +79,10 @@ private:
     void copySelection(int tab) const;
     [[nodiscard]] int pageOf(const QObject* widget) const;
 
+    void regroupOperators(int index);
+
     QTabWidget* m_tabs = nullptr;
+    QComboBox* m_grouping = nullptr;
     std::array<Page, TabCount> m_pages{};
 };
 

@@ -60,6 +60,13 @@ void StatsTableModel::setData(std::shared_ptr<const model::Trace> trace,
     endResetModel();
 }
 
+void StatsTableModel::reload() {
+    beginResetModel();
+    m_names.clear();
+    m_rows = haveData() ? load() : 0;
+    endResetModel();
+}
+
 int StatsTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : m_rows; }
 
 int StatsTableModel::columnCount(const QModelIndex& parent) const {

@@ -68,6 +68,8 @@ public:
 protected:
     /// Rebuilds the per-row caches from the current analysis; returns the row count.
     virtual int load() = 0;
+    /// Resets the model through load() on the same trace and analysis.
+    void reload();
     [[nodiscard]] virtual QString text(int row, int column) const = 0;
     [[nodiscard]] virtual QVariant sortValue(int row, int column) const = 0;
     [[nodiscard]] virtual model::SliceId example(int row) const = 0;
