@@ -259,7 +259,7 @@ std::vector<CollectiveStat> collectiveStats(const model::Trace& t,
         CollectiveStat& c = byType[type];
         if (c.count == 0) c.type = type, c.example = model::SliceId(w);
         ++c.count;
-        c.totalNs += s.dur[w];
+        c.totalNs = model::satAdd(c.totalNs, s.dur[w]);
         if (!kn.algorithm.empty()) algos[type].insert(kn.algorithm);
         if (!m.dtype.empty()) dtypes[type].insert(m.dtype);
         if (m.group > 0) groups[type].insert(m.group);
@@ -270,8 +270,8 @@ std::vector<CollectiveStat> collectiveStats(const model::Trace& t,
             c.minBytes = c.sizedCount == 0 ? bytes : std::min(c.minBytes, bytes);
             c.maxBytes = std::max(c.maxBytes, bytes);
             ++c.sizedCount;
-            c.sizedNs += s.dur[w];
-            c.bytes += bytes;
+            c.sizedNs = model::satAdd(c.sizedNs, s.dur[w]);
+            c.bytes = model::satAdd(c.bytes, bytes);
         }
     }
     std::vector<CollectiveStat> out;

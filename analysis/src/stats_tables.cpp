@@ -101,7 +101,7 @@ StatsTables computeStats(const Context& c) {
                 if (ko.count == 0)
                     ko.op = opName, ko.kernel = s.name[w], ko.minNs = dur, ko.example = SliceId(w);
                 ++ko.count;
-                ko.totalNs += dur;
+                ko.totalNs = satAdd(ko.totalNs, dur);
                 ko.minNs = std::min(ko.minNs, dur);
                 ko.maxNs = std::max(ko.maxNs, dur);
             } else if (s.kind[w] == EventKind::Memcpy) {
@@ -179,10 +179,10 @@ SliceId LaunchedGpu::charge(const SliceTable& s, SliceId launch, int64_t dur,
     for (SliceId p = launch.valid() ? s.parent[launch.index()] : SliceId(); p.valid();
          p = s.parent[p.index()]) {
         if (s.kind[p.index()] != EventKind::CpuOp) continue;
-        total[p.index()] += dur;
+        total[p.index()] = satAdd(total[p.index()], dur);
         if (!innermost.valid() && !isStepRange(s.name[p.index()])) {
             innermost = p;
-            self[p.index()] += dur;
+            self[p.index()] = satAdd(self[p.index()], dur);
         }
     }
     return innermost;

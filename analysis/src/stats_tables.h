@@ -68,8 +68,8 @@ OperatorTable operatorTable(const model::Trace& t, int64_t lo, int64_t hi, const
                 ++o.count;
                 o.totalNs += s.dur[i];
                 o.selfNs += s.dur[i];
-                o.gpuNs += gpu.total[i];
-                o.gpuSelfNs += gpu.self[i];
+                o.gpuNs = model::satAdd(o.gpuNs, gpu.total[i]);
+                o.gpuSelfNs = model::satAdd(o.gpuSelfNs, gpu.self[i]);
             }
             const SliceId p = s.parent[i];
             if (p.valid() && isOperator(p.index()) && startsInWindow(s, p.index(), lo, hi))

@@ -1,5 +1,7 @@
 #include "main_window.h"
+
 #include "preferences.h"
+#include "stallscope/base/text_format.h"
 
 #include "capture_picker.h"
 #include "findings_panel.h"
@@ -440,7 +442,7 @@ void MainWindow::exportReport(const QString& path, const QString& selectedFilter
 void MainWindow::showRank(int index) {
     if (!m_doc || index < 0 || index >= static_cast<int>(m_doc->traces.size()) || index == m_rank) return;
     m_rank = index;
-    m_scopeJob.cancel(); // another trace: no step scope
+    m_scopeJob.cancel(); // another trace: no step or range scope
     m_scoped.reset();
     if (m_scopeAction) m_scopeAction->setVisible(false);
     const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(index)];
@@ -564,52 +566,81 @@ bool MainWindow::scopeShown() const {
     return m_scopeAction && m_scopeAction->isVisible();
 }
 
-void MainWindow::scopeToStep(int index) {
+void MainWindow::clearScope() {
     m_scopeJob.cancel();
-    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
-    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
-    auto show = [this,
-                 trace = lt.entry.trace](const std::shared_ptr<const analysis::AnalysisResult>& a) {
-        m_findings->setData(trace, a);
-        m_timeline->showFinding(nullptr); // a finding of the other scope is not shaded
-        if (auto* stats = findChild<StatsPanel*>()) stats->setData(trace, a);
-        if (auto* flame = findChild<FlamePanel*>()) flame->setData(trace, a);
-    };
-    if (index < 0 || static_cast<size_t>(index) >= lt.analysis->steps.size()) {
-        if (m_scoped) show(lt.analysis); // back to the analysed window
-        m_scoped.reset();
-        m_scopeAction->setVisible(false);
-        return;
+    if (m_scoped && m_doc && m_rank >= 0 && static_cast<size_t>(m_rank) < m_doc->traces.size()) {
+        const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+        showScoped(lt.analysis); // back to the analysed window
     }
-    const int64_t number = lt.analysis->steps[static_cast<size_t>(index)].number;
-    m_scopeLabel->setText(tr("  Scope: step #%1 (analysing…)").arg(number));
+    m_scoped.reset();
+    if (m_scopeAction) m_scopeAction->setVisible(false);
+}
+
+void MainWindow::showScoped(const std::shared_ptr<const analysis::AnalysisResult>& a) {
+    const auto trace = m_doc->traces[static_cast<size_t>(m_rank)].entry.trace;
+    m_findings->setData(trace, a);
+    m_timeline->showFinding(nullptr); // a finding of the other scope is not shaded
+    if (auto* stats = findChild<StatsPanel*>()) stats->setData(trace, a);
+    if (auto* flame = findChild<FlamePanel*>()) flame->setData(trace, a);
+}
+
+void MainWindow::scopeTo(model::Interval span, const QString& what,
+                         const std::string& description) {
+    m_scopeJob.cancel();
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size() ||
+        span.end <= span.start)
+        return;
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+    m_scopeLabel->setText(tr("  Scope: %1 (analysing…)").arg(what));
     m_scopeAction->setVisible(true);
-    // The step's span (analysis::stepSpan, the one step length) as the window: findings, idle
-    // causes and tables of that step alone, on the pool.
-    const auto span =
-        analysis::stepSpan(lt.analysis->steps, size_t(index), lt.analysis->window.endNs);
+    // The span as the window: findings, idle causes and tables of that span alone, on the pool.
     const std::shared_ptr<const model::Trace> trace = lt.entry.trace;
     m_scopeJob.start(
-        [trace, number, span](const std::atomic<bool>& cancel) {
+        [trace, span, description](const std::atomic<bool>& cancel) {
             analysis::AnalysisOptions o;
             o.window.kind = analysis::WindowKind::Range;
             o.window.startNs = span.start;
             o.window.endNs = span.end;
             o.cancel = &cancel;
             analysis::AnalysisResult r = analysis::analyze(*trace, o);
-            r.window.description =
-                "ProfilerStep#" + std::to_string(number) + " (to the next step's start)";
+            r.window.description = description;
             return std::make_shared<const analysis::AnalysisResult>(std::move(r));
         },
-        [this, show, number](std::shared_ptr<const analysis::AnalysisResult> a) {
+        [this, what](std::shared_ptr<const analysis::AnalysisResult> a) {
             m_scoped = a;
-            show(a);
+            showScoped(a);
             m_scopeLabel->setText(
-                tr("  Scope: step #%1 · findings, statistics and flame graph of this step "
-                   "(%2) · All steps for the window")
-                    .arg(number)
-                    .arg(QString::fromStdString(a->window.description)));
+                tr("  Scope: %1 · findings, statistics and flame graph of it (%2) · "
+                   "<a href=\"window\">back to the window</a>")
+                    .arg(what.toHtmlEscaped(),
+                         QString::fromStdString(a->window.description).toHtmlEscaped()));
         });
+}
+
+void MainWindow::scopeToStep(int index) {
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+    if (index < 0 || static_cast<size_t>(index) >= lt.analysis->steps.size()) {
+        clearScope();
+        return;
+    }
+    const int64_t number = lt.analysis->steps[static_cast<size_t>(index)].number;
+    // The step's span (analysis::stepSpan, the one step length).
+    scopeTo(analysis::stepSpan(lt.analysis->steps, size_t(index), lt.analysis->window.endNs),
+            tr("step #%1").arg(number),
+            "ProfilerStep#" + std::to_string(number) + " (to the next step's start)");
+}
+
+void MainWindow::scopeToRange(int64_t lo, int64_t hi) {
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size() || hi <= lo)
+        return;
+    const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
+    const int64_t origin = lt.analysis->window.startNs;
+    const std::string from = base::formatDuration(lo - origin),
+                      to = base::formatDuration(hi - origin);
+    const QString what =
+        tr("range %1 … %2").arg(QString::fromStdString(from), QString::fromStdString(to));
+    scopeTo({lo, hi}, what, "the range " + from + " to " + to + " from the window's start");
 }
 
 void MainWindow::selectStep(int64_t number) {

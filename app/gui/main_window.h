@@ -84,6 +84,11 @@ public:
     /// Whether the toolbar shows the scope (its action's visibility: a toolbar's widgets are
     /// shown and hidden through their actions).
     [[nodiscard]] bool scopeShown() const;
+    /// Scopes the findings, statistics and flame graph to [lo, hi) of the shown trace (the
+    /// Range tab's "Analyse this range").
+    void scopeToRange(int64_t lo, int64_t hi);
+    /// Back to the analysed window.
+    void clearScope();
     /// Puts `text` in the search box and selects its first match on the timeline.
     void searchFor(const QString& text);
     void setThemeMode(ThemeMode mode);
@@ -176,6 +181,8 @@ private:
     /// Scopes the findings, statistics and flame graph to step `index` of the shown trace
     /// (re-analysed on the pool), or back to the analysed window (index < 0).
     void scopeToStep(int index);
+    void scopeTo(model::Interval span, const QString& what, const std::string& description);
+    void showScoped(const std::shared_ptr<const analysis::AnalysisResult>& a);
     QComboBox* m_rankCombo = nullptr; // one item per rank; its data: the trace shown first
     CapturePicker* m_captures = nullptr;
     QAction* m_capturesAction = nullptr; // the picker and its label in the toolbar

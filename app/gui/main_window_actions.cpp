@@ -173,8 +173,15 @@ void MainWindow::createToolBar() {
     tb->addWidget(m_steps);
     m_scopeLabel = new QLabel(this);
     m_scopeLabel->setObjectName("scopeLabel");
+    m_scopeLabel->setTextFormat(Qt::RichText);
     m_scopeAction = tb->addWidget(m_scopeLabel);
     m_scopeAction->setVisible(false);
+    connect(m_scopeLabel, &QLabel::linkActivated, this, [this] {
+        if (m_steps->currentIndex() > 0)
+            m_steps->setCurrentIndex(0); // All steps: unscopes and fits
+        else
+            clearScope();
+    });
     connect(m_steps, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return;
         const auto& a = *m_doc->traces[static_cast<size_t>(m_rank)].analysis;

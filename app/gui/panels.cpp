@@ -112,6 +112,8 @@ const PanelInfo kPanelRange{
                              w->showRange(lo, hi);
                              mw.showView(PanelId::Range);
                          });
+        QObject::connect(w, &RangePanel::scopeRequested, &mw,
+                         [&mw](int64_t lo, int64_t hi) { mw.scopeToRange(lo, hi); });
         return makePanel<RangePanel>(w, [](RangePanel& p, const PanelContext& c) {
             p.setData(c.trace().entry.trace, c.trace().analysis);
         });

@@ -5,6 +5,8 @@
 #include "stallscope/analysis/gpu_metrics.h"
 #include "theme.h"
 
+#include <QHBoxLayout>
+#include <QPushButton>
 #include <QTextBrowser>
 #include <QVBoxLayout>
 
@@ -66,6 +68,19 @@ RangeStats computeRangeStats(const Trace& t, const analysis::AnalysisResult* a, 
 RangePanel::RangePanel(QWidget* parent) : QWidget(parent), m_browser(new QTextBrowser(this)) {
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(4, 4, 4, 4);
+    m_analyse = new QPushButton(tr("Analyse this range"), this);
+    m_analyse->setObjectName("analyseRange");
+    m_analyse->setToolTip(
+        tr("Re-analyse with this range as the window: the findings, idle causes, statistics "
+           "and flame graph become the range's. The toolbar names the scope."));
+    m_analyse->setEnabled(false);
+    connect(m_analyse, &QPushButton::clicked, this, [this] {
+        if (m_hi > m_lo) Q_EMIT scopeRequested(m_lo, m_hi);
+    });
+    auto* row = new QHBoxLayout;
+    row->addWidget(m_analyse);
+    row->addStretch(1);
+    l->addLayout(row);
     l->addWidget(m_browser);
     m_browser->setHtml(tr("<p style='color:gray'>Drag across the time ruler, or Shift+drag on the tracks, to select a "
                           "time range and see what happened inside it.</p>"));
@@ -74,10 +89,15 @@ RangePanel::RangePanel(QWidget* parent) : QWidget(parent), m_browser(new QTextBr
 void RangePanel::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis) {
     m_trace = std::move(trace);
     m_analysis = std::move(analysis);
+    m_lo = m_hi = 0;
+    m_analyse->setEnabled(false);
 }
 
 void RangePanel::showRange(int64_t lo, int64_t hi) {
     if (!m_trace || hi <= lo) return;
+    m_lo = lo;
+    m_hi = hi;
+    m_analyse->setEnabled(true);
     m_stats = computeRangeStats(*m_trace, m_analysis.get(), lo, hi);
     const int64_t len = hi - lo;
     const int64_t origin = m_analysis ? m_analysis->window.startNs : m_trace->startNs();

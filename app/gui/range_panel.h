@@ -7,6 +7,7 @@
 
 #include <memory>
 
+class QPushButton;
 class QTextBrowser;
 
 namespace stallscope::gui {
@@ -34,12 +35,19 @@ public:
     void showRange(int64_t lo, int64_t hi);
     [[nodiscard]] const RangeStats& stats() const { return m_stats; }
     [[nodiscard]] QTextBrowser* browser() const { return m_browser; }
+    [[nodiscard]] QPushButton* analyseButton() const { return m_analyse; }
+
+Q_SIGNALS:
+    /// "Analyse this range": scope the findings, statistics and flame graph to [lo, hi).
+    void scopeRequested(int64_t lo, int64_t hi);
 
 private:
     std::shared_ptr<const model::Trace> m_trace;
     std::shared_ptr<const analysis::AnalysisResult> m_analysis;
     RangeStats m_stats;
     QTextBrowser* m_browser;
+    QPushButton* m_analyse = nullptr;
+    int64_t m_lo = 0, m_hi = 0;
 };
 
 } // namespace stallscope::gui

@@ -310,6 +310,48 @@ private Q_SLOTS:
         QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(), int(a.stats.kernels.size()));
     }
 
+    // A selected range can be analysed on its own (Range tab ▸ Analyse this range): the
+    // findings, statistics and flame graph become the range's, the toolbar names it, and its
+    // link returns to the window.
+    void rangeCanBeAnalysedOnItsOwn() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto path =
+            test::sharedTraces() /
+            "kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+        QString error;
+        auto doc = LoadWorker::loadNow(QString::fromStdString(path.string()), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.setDocument(doc);
+        const auto& a = *doc->traces.front().analysis;
+        const int64_t lo = a.window.startNs + a.window.length() / 4,
+                      hi = lo + a.window.length() / 3;
+        auto* range = w.findChild<RangePanel*>();
+        QVERIFY(range);
+        QVERIFY(!range->analyseButton()->isEnabled()); // nothing selected yet
+        Q_EMIT w.timeline()->rangeSelected(lo, hi);
+        QVERIFY(range->analyseButton()->isEnabled());
+        range->analyseButton()->click();
+        QTRY_VERIFY_WITH_TIMEOUT(w.scopedAnalysis() != nullptr, 20000);
+        const analysis::AnalysisResult& scoped = *w.scopedAnalysis();
+        QCOMPARE(scoped.window.startNs, lo);
+        QCOMPARE(scoped.window.endNs, hi);
+        QVERIFY(w.scopeShown());
+        QVERIFY2(w.scopeLabel()->text().contains("range "), qPrintable(w.scopeLabel()->text()));
+        auto* stats = w.findChild<StatsPanel*>();
+        QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(),
+                 int(scoped.stats.kernels.size()));
+        uint64_t calls = 0, allCalls = 0;
+        for (const auto& k : scoped.stats.kernels) calls += k.count;
+        for (const auto& k : a.stats.kernels) allCalls += k.count;
+        QVERIFY(calls > 0 && calls < allCalls); // a third of the window, not all of it
+        QCOMPARE(w.findings()->model()->rowCount(), int(scoped.findings.size()));
+        Q_EMIT w.scopeLabel()->linkActivated("window");
+        QVERIFY(w.scopedAnalysis() == nullptr);
+        QVERIFY(!w.scopeShown());
+        QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(), int(a.stats.kernels.size()));
+    }
+
     // Warm-up steps (issue 25) are marked in the step list; the steady ones are not.
     void stepComboMarksWarmupSteps() {
         test::TraceText t;
