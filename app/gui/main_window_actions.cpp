@@ -221,6 +221,8 @@ void MainWindow::createToolBar() {
         updateSearchLabel();
     });
     connect(m_timeline, &TimelineView::searchFinished, this, [this] { updateSearchLabel(); });
+    connect(m_timeline, &TimelineView::searchRequested, this,
+            [this](const QString& text) { searchFor(text); });
     connect(m_search, &QLineEdit::returnPressed, this, [this] {
         m_timeline->nextMatch(true);
         updateSearchLabel();

@@ -99,6 +99,11 @@ const PanelInfo kPanelStats{
         TimelineView* tl = mw.timeline();
         QObject::connect(w, &StatsPanel::eventRequested, tl,
                          [tl](model::SliceId s) { tl->selectSlice(s, true); });
+        // The timeline's context menu: "Show in statistics" selects the event's row.
+        QObject::connect(tl, &TimelineView::statisticsRequested, w, [w, &mw, tl](model::SliceId s) {
+            if (const model::Trace* t = tl->layout().trace(); t && w->showRowOf(*t, s))
+                mw.showView(PanelId::Stats);
+        });
         return makePanel<StatsPanel>(w, [](StatsPanel& p, const PanelContext& c) {
             p.setData(c.trace().entry.trace, c.trace().analysis);
         });

@@ -94,6 +94,13 @@ int64_t CounterSeries::busyWithin(int64_t lo, int64_t hi) const {
     return busyBefore(hi, hint) - a;
 }
 
+double CounterSeries::valueAt(int64_t t) const {
+    const auto it = std::upper_bound(
+        steps.begin(), steps.end(), t,
+        [](int64_t v, const std::pair<int64_t, double>& s) { return v < s.first; });
+    return it == steps.begin() ? 0.0 : std::prev(it)->second;
+}
+
 double CounterSeries::maxWithin(int64_t lo, int64_t hi) const {
     size_t hint = 0;
     return maxWithin(lo, hi, hint);

@@ -439,6 +439,19 @@ private Q_SLOTS:
         QCOMPARE(w.timeline()->state().selected, example);
         const int64_t s = t.slices().start[example.index()];
         QVERIFY(w.timeline()->viewport().startNs <= s && s <= w.timeline()->viewport().endNs());
+        // The other way: the timeline's "Show in statistics" opens the event's row.
+        const model::SliceId op = doc->traces.front().analysis->stats.operators.at(1).example;
+        Q_EMIT w.timeline()->statisticsRequested(op);
+        QCOMPARE(stats->tabs()->currentIndex(), int(StatsPanel::OperatorsTab));
+        const QModelIndex row = stats->view(StatsPanel::OperatorsTab)->currentIndex();
+        QVERIFY(row.isValid());
+        QCOMPARE(row.siblingAtColumn(0).data().toString().toStdString(),
+                 std::string(t.str(t.slices().name[op.index()])));
+        Q_EMIT w.timeline()->statisticsRequested(example); // a kernel: the Kernels tab
+        QCOMPARE(stats->tabs()->currentIndex(), int(StatsPanel::KernelsTab));
+        // "Find similar" searches the name.
+        Q_EMIT w.timeline()->searchRequested("aten::copy_");
+        QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->matchCount() > 0, 5000);
     }
 
     void exportsReportsInTheBackground() {

@@ -9,7 +9,9 @@
 #include "stallscope/analysis/finding_kind.h"
 
 #include <QApplication>
+#include <QClipboard>
 #include <QImage>
+#include <QMenu>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -119,6 +121,83 @@ private Q_SLOTS:
     // A deep Python stack opens folded to its first levels, so the GPU rows stay on screen;
     // a click on the thread's name shows every level and a second folds it back. Deeper
     // slices are drawn (and hit) in the last level shown.
+    // Counter rows read out under the cursor: utilisation over the pixels around it, a
+    // memory counter's value in force at that time.
+    void counterRowsReadOutUnderTheCursor() {
+        test::TraceText t;
+        t.launch("k_half", 0, 5, 1000, 1000); // busy [1000, 2000) us
+        auto allocated = [&](int64_t ts, int64_t bytes) {
+            t.add(
+                R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 100, "tid": 1, "ts": )" +
+                std::to_string(ts) +
+                R"(, "args": {"Device Type": 1, "Device Id": 0, "Bytes": 1, "Total Allocated": )" +
+                std::to_string(bytes) + R"(, "Total Reserved": 8000000000}})");
+        };
+        allocated(500, 2'000'000'000);
+        allocated(1500, 6'000'000'000);
+        Fixture f(t.load());
+        const auto& rows = f.view->layout().rows();
+        int util = -1, mem = -1;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            if (rows[i].kind != RowKind::Counter) continue;
+            const auto kind = f.view->layout().counters()[size_t(rows[i].counter)].kind;
+            if (kind == CounterKind::Utilization) util = int(i);
+            if (kind == CounterKind::Memory) mem = int(i);
+        }
+        QVERIFY(util >= 0 && mem >= 0);
+        const int64_t t0 = f.trace->startNs();
+        f.view->zoomTo(t0, t0 + 3000 * us, 0);
+        const double xBusy = f.view->viewport().xOf(t0 + 1500 * us);
+        const double xIdle = f.view->viewport().xOf(t0 + 2600 * us);
+        QVERIFY2(f.view->counterReadout(util, xBusy).contains("busy 100.0 %"),
+                 qPrintable(f.view->counterReadout(util, xBusy)));
+        QVERIFY(f.view->counterReadout(util, xIdle).contains("busy 0.0 %"));
+        const QString before = f.view->counterReadout(mem, f.view->viewport().xOf(t0 + 1000 * us));
+        const QString after = f.view->counterReadout(mem, f.view->viewport().xOf(t0 + 2000 * us));
+        QVERIFY2(before.contains("<br>2000 MB at"), qPrintable(before));
+        QVERIFY2(after.contains("<br>6000 MB at"), qPrintable(after));
+        QVERIFY(after.contains("(peak 6000 MB)"));
+        QVERIFY(f.view->counterReadout(0, xBusy).isEmpty() || rows[0].kind == RowKind::Counter);
+    }
+
+    // The context menu on an event: copy, zoom, range, find similar, show in statistics.
+    void contextMenuOnAnEvent() {
+        test::TraceText t;
+        t.cpu("aten::mm", 0, 100);
+        t.launch("k_ctx", 10, 5, 200, 300);
+        Fixture f(t.load());
+        const SliceId k = sliceNamed(*f.trace, "k_ctx");
+        const QRectF r = TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), k);
+        QVERIFY(r.isValid());
+        QMenu* menu = f.view->contextMenuAt(r.center().toPoint());
+        QStringList names;
+        for (QAction* a : menu->actions()) names << a->objectName();
+        QVERIFY2(names.contains("copyName") && names.contains("zoomTo") &&
+                     names.contains("selectRange") && names.contains("findSimilar") &&
+                     names.contains("showInStatistics"),
+                 qPrintable(names.join(',')));
+        QCOMPARE(f.view->state().selected, k);
+        QSignalSpy search(f.view.get(), &TimelineView::searchRequested);
+        QSignalSpy stats(f.view.get(), &TimelineView::statisticsRequested);
+        QSignalSpy range(f.view.get(), &TimelineView::rangeSelected);
+        for (QAction* a : menu->actions()) {
+            if (a->objectName() == "findSimilar" || a->objectName() == "showInStatistics" ||
+                a->objectName() == "selectRange" || a->objectName() == "copyName")
+                a->trigger();
+        }
+        QCOMPARE(search.count(), 1);
+        QCOMPARE(search.at(0).at(0).toString(), QString("k_ctx"));
+        QCOMPARE(stats.count(), 1);
+        QCOMPARE(range.count(), 1);
+        QCOMPARE(range.at(0).at(1).toLongLong() - range.at(0).at(0).toLongLong(), 300 * us);
+        QCOMPARE(QApplication::clipboard()->text(), QString("k_ctx"));
+        delete menu;
+        // Off any event: fit all.
+        QMenu* empty = f.view->contextMenuAt(QPoint(f.view->width() - 5, f.view->height() - 5));
+        QCOMPARE(empty->actions().front()->objectName(), QString("fitAll"));
+        delete empty;
+    }
+
     void deepStacksOpenFoldedAndUnfoldOnAClick() {
         test::TraceText t;
         for (int d = 0; d < 30; ++d) t.python("frame_" + std::to_string(d), d, 1000 - 2 * d);

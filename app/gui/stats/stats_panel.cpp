@@ -1,6 +1,7 @@
 #include "stats_panel.h"
 
 #include "stallscope/base/atomic_file.h"
+#include "stallscope/base/demangle.h"
 
 #include "share_bar_delegate.h"
 #include "stats_models.h"
@@ -181,6 +182,37 @@ void StatsPanel::setData(std::shared_ptr<const model::Trace> trace,
         fitColumns(t);
         updateSummary(t);
     }
+}
+
+bool StatsPanel::showRowOf(const model::Trace& trace, model::SliceId slice) {
+    if (!slice.valid() || slice.index() >= trace.slices().size()) return false;
+    using model::EventKind;
+    const EventKind k = trace.slices().kind[slice.index()];
+    int tab = -1;
+    if (k == EventKind::Kernel)
+        tab = KernelsTab;
+    else if (k == EventKind::CpuOp)
+        tab = OperatorsTab;
+    else if (k == EventKind::Runtime || k == EventKind::Driver)
+        tab = RuntimeTab;
+    if (tab < 0) return false;
+    if (tab == OperatorsTab) m_grouping->setCurrentIndex(0); // one row per name
+    const Page& p = m_pages[size_t(tab)];
+    p.filter->clear();
+    const std::string_view raw = trace.str(trace.slices().name[slice.index()]);
+    QString name = QString::fromUtf8(raw.data(), static_cast<qsizetype>(raw.size()));
+    if (tab == KernelsTab)
+        name = QString::fromStdString(base::demangle(raw)); // as the table shows it
+    for (int r = 0; r < p.proxy->rowCount(); ++r) {
+        const QModelIndex i = p.proxy->index(r, StatsTableModel::nameColumn());
+        if (i.data().toString() != name) continue;
+        m_tabs->setCurrentIndex(tab);
+        p.view->setCurrentIndex(i);
+        p.view->selectRow(r);
+        p.view->scrollTo(i);
+        return true;
+    }
+    return false;
 }
 
 void StatsPanel::regroupOperators(int index) {

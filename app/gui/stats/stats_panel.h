@@ -52,6 +52,9 @@ public:
     /// The rows a tab shows (filtered, in its sort order) as CSV (RFC 4180): the column
     /// titles, then raw values: names as written, times in nanoseconds, shares in percent.
     [[nodiscard]] QString csv(int tab) const;
+    /// Shows the row of `slice`'s name (a kernel, an operator by name, a runtime call): its
+    /// tab, the filter cleared, the row selected and scrolled to. False when no row has it.
+    bool showRowOf(const model::Trace& trace, model::SliceId slice);
     /// The Operators tab's "Group by" (name, name + input shapes, name + call stack).
     [[nodiscard]] QComboBox* operatorGrouping() const { return m_grouping; }
 

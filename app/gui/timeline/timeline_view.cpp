@@ -6,7 +6,11 @@
 
 #include "stallscope/model/time_math.h"
 
+#include <QApplication>
+#include <QClipboard>
+#include <QContextMenuEvent>
 #include <QKeyEvent>
+#include <QMenu>
 #include <QPainter>
 #include <QScrollBar>
 #include <QToolTip>
@@ -428,12 +432,83 @@ bool TimelineView::event(QEvent* e) {
                                         durationText(sl.dur[s.index()]),
                                         TimelineRenderer::formatTime(sl.start[s.index()] - m_state.timeOrigin, 1000)),
                                this);
+        } else if (const int row =
+                       m_layout.rowAt(he->pos().y() - TimelineViewport::kTopHeight + m_vp.scrollY);
+                   row >= 0 && !counterReadout(row, he->pos().x()).isEmpty()) {
+            QToolTip::showText(he->globalPos(), counterReadout(row, he->pos().x()), this);
         } else {
             QToolTip::hideText();
         }
         return true;
     }
     return QWidget::event(e);
+}
+
+QString TimelineView::counterReadout(int row, double x) const {
+    if (row < 0 || size_t(row) >= m_layout.rows().size() || x < TimelineViewport::kHeaderWidth)
+        return {};
+    const TimelineRow& r = m_layout.rows()[size_t(row)];
+    if (r.kind != RowKind::Counter || r.counter < 0 ||
+        size_t(r.counter) >= m_layout.counters().size())
+        return {};
+    const CounterSeries& c = m_layout.counters()[size_t(r.counter)];
+    const int64_t t = m_vp.nsAt(x);
+    const QString at = TimelineRenderer::formatTime(t - m_state.timeOrigin, 1000);
+    if (c.kind == CounterKind::Utilization) {
+        // Over the pixels around the cursor: a single pixel is all or nothing when zoomed in.
+        const int64_t lo = m_vp.nsAt(x - 4), hi = std::max(m_vp.nsAt(x + 5), lo + 1);
+        const double busy = double(c.busyWithin(lo, hi)) / double(hi - lo);
+        return tr("<b>%1</b><br>busy %2 % of the %3 around %4")
+            .arg(r.label.toHtmlEscaped(), QString::number(100.0 * busy, 'f', 1),
+                 durationText(hi - lo), at);
+    }
+    const double v = c.valueAt(t);
+    const QString unit = QString::fromStdString(c.unit);
+    return tr("<b>%1</b><br>%2 %3 at %4 (peak %5 %3)")
+        .arg(r.label.toHtmlEscaped(), QString::number(v, 'f', v < 10 ? 1 : 0), unit.toHtmlEscaped(),
+             at, QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0));
+}
+
+QMenu* TimelineView::contextMenuAt(QPoint pos) {
+    auto* menu = new QMenu(this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    const Trace* t = m_layout.trace();
+    const SliceId s = t ? TimelineRenderer::hitTest(m_layout, m_vp, pos.x(), pos.y()) : SliceId();
+    if (s.valid()) {
+        const SliceTable& sl = t->slices();
+        const std::string_view raw = t->str(sl.name[s.index()]);
+        const QString name = QString::fromUtf8(raw.data(), static_cast<qsizetype>(raw.size()));
+        const int64_t lo = sl.start[s.index()], hi = lo + std::max<int64_t>(sl.dur[s.index()], 1);
+        selectSlice(s, false);
+        menu->addAction(tr("Copy name"), this, [name] { QApplication::clipboard()->setText(name); })
+            ->setObjectName("copyName");
+        menu->addAction(tr("Zoom to event"), this, [this, lo, hi] { zoomTo(lo, hi); })
+            ->setObjectName("zoomTo");
+        menu->addAction(tr("Select its time as the range"), this,
+                        [this, lo, hi] { setRange(lo, hi); })
+            ->setObjectName("selectRange");
+        menu->addSeparator();
+        menu->addAction(tr("Find similar (events named the same)"), this,
+                        [this, name] { Q_EMIT searchRequested(name); })
+            ->setObjectName("findSimilar");
+        const EventKind k = sl.kind[s.index()];
+        if (k == EventKind::Kernel || k == EventKind::CpuOp || k == EventKind::Runtime ||
+            k == EventKind::Driver)
+            menu->addAction(tr("Show in statistics"), this,
+                            [this, s] { Q_EMIT statisticsRequested(s); })
+                ->setObjectName("showInStatistics");
+    } else {
+        menu->addAction(tr("Fit all (0)"), this, [this] { fitAll(); })->setObjectName("fitAll");
+        if (m_state.hasRange && m_state.rangeEnd > m_state.rangeStart)
+            menu->addAction(tr("Zoom to the range"), this,
+                            [this] { zoomTo(m_state.rangeStart, m_state.rangeEnd, 0.02); })
+                ->setObjectName("zoomToRange");
+    }
+    return menu;
+}
+
+void TimelineView::contextMenuEvent(QContextMenuEvent* e) {
+    contextMenuAt(e->pos())->popup(e->globalPos());
 }
 
 } // namespace stallscope::gui

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+class QMenu;
 class QScrollBar;
 
 namespace stallscope::gui {
@@ -61,12 +62,22 @@ public:
     void nextMatch(bool forward);
     [[nodiscard]] size_t matchCount() const { return m_state.search ? m_state.search->slices.size() : 0; }
     [[nodiscard]] int currentMatch() const { return m_matchIndex; }
+    /// What a counter row reads at widget x (the tooltip over it): utilisation over the 9
+    /// pixels around x, a memory or queue counter's value in force at that time; empty
+    /// when `row` is not a counter row.
+    [[nodiscard]] QString counterReadout(int row, double x) const;
+    /// The context menu of widget point `pos` (the event under it, else the view), built
+    /// but not shown: for tests and contextMenuEvent.
+    [[nodiscard]] QMenu* contextMenuAt(QPoint pos);
 
 Q_SIGNALS:
     void sliceSelected(stallscope::model::SliceId slice);
     void rangeSelected(int64_t start, int64_t end);
     void viewChanged();
     void searchFinished(size_t matches);
+    /// Context menu: "Find similar" (search for the name) and "Show in statistics".
+    void searchRequested(const QString& text);
+    void statisticsRequested(stallscope::model::SliceId slice);
 
 protected:
     void paintEvent(QPaintEvent* e) override;
@@ -78,6 +89,7 @@ protected:
     void mouseDoubleClickEvent(QMouseEvent* e) override;
     void keyPressEvent(QKeyEvent* e) override;
     bool event(QEvent* e) override;
+    void contextMenuEvent(QContextMenuEvent* e) override;
 
 private:
     void updateScrollBar();

@@ -34,6 +34,8 @@ struct CounterSeries {
     /// Memory / QueueDepth: the largest value in force anywhere in [lo, hi).
     [[nodiscard]] double maxWithin(int64_t lo, int64_t hi) const;
     [[nodiscard]] double maxWithin(int64_t lo, int64_t hi, size_t& hint) const;
+    /// Memory / QueueDepth: the value in force at `t` (0 before the first sample).
+    [[nodiscard]] double valueAt(int64_t t) const;
 
 private:
     static constexpr size_t kBlock = 64, kSuper = 4096;
