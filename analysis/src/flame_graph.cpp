@@ -241,6 +241,18 @@ std::string_view flameNodeName(const Trace& trace, const FlameGraph& graph, int3
     return n.name.valid() ? trace.str(n.name) : std::string_view("(no launch call)");
 }
 
+int32_t firstBranchingNode(const FlameGraph& graph, double share) {
+    int32_t node = 0;
+    while (node >= 0 && static_cast<size_t>(node) < graph.nodes.size()) {
+        const FlameNode& n = graph.nodes[static_cast<size_t>(node)];
+        if (n.children.empty() || n.totalNs <= 0) break;
+        const FlameNode& top = graph.nodes[static_cast<size_t>(n.children.front())]; // the largest
+        if (double(top.totalNs) < share * double(n.totalNs)) break;
+        node = n.children.front();
+    }
+    return node;
+}
+
 bool isGpuLeaf(const FlameGraph& graph, int32_t node) {
     return node > 0 && isGpuWork(graph.nodes[static_cast<size_t>(node)].kind) &&
            graph.nodes[static_cast<size_t>(node)].children.empty();

@@ -17,6 +17,7 @@
 #include <QMouseEvent>
 #include <QSignalSpy>
 #include <QTest>
+#include <QToolButton>
 
 using namespace stallscope;
 using namespace stallscope::gui;
@@ -238,6 +239,15 @@ private Q_SLOTS:
         QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().totalNs, m_cpu.totalNs);
         QCOMPARE(panel.graphWidget()->graph().startNs, analysis->window.startNs);
+        // It opens past the wrappers (on by default); unchecked, at the root.
+        QVERIFY(panel.skipWrappersButton()->isChecked());
+        QCOMPARE(panel.graphWidget()->zoomedNode(),
+                 analysis::firstBranchingNode(panel.graphWidget()->graph()));
+        panel.skipWrappersButton()->setChecked(false);
+        QCOMPARE(panel.graphWidget()->zoomedNode(), 0);
+        panel.skipWrappersButton()->setChecked(true);
+        QCOMPARE(panel.graphWidget()->zoomedNode(),
+                 analysis::firstBranchingNode(panel.graphWidget()->graph()));
         panel.setMode(FlameMode::GpuTime);
         QVERIFY(built(panel));
         QCOMPARE(panel.graphWidget()->graph().mode, FlameMode::GpuTime);
@@ -252,7 +262,7 @@ private Q_SLOTS:
         QTest::keyClicks(panel.searchField(), QStringLiteral("relu"));
         QCOMPARE(panel.graphWidget()->matchedFrameCount(), 2); // aten::relu and relu_kernel
         QVERIFY2(
-            panel.statusText().startsWith(QStringLiteral("2 matching frames, 33.3 % of the total")),
+            panel.statusText().contains(QStringLiteral("2 matching frames, 33.3 % of the total")),
             qPrintable(panel.statusText()));
         // Hovering a frame describes it under the graph.
         FlameGraphWidget* w = panel.graphWidget();

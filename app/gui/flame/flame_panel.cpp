@@ -107,6 +107,19 @@ QHBoxLayout* FlamePanel::buildToolbar() {
            "top frame zooms out one level."));
     m_reset->setEnabled(false);
 
+    m_skipWrappers = new QToolButton(this);
+    m_skipWrappers->setObjectName("skipWrappers");
+    m_skipWrappers->setText(tr("Skip wrappers"));
+    m_skipWrappers->setCheckable(true);
+    m_skipWrappers->setChecked(true);
+    m_skipWrappers->setToolTip(
+        tr("Open the graph at its first frame that is not a wrapper: frames whose one child holds "
+           "99 % or more of their time (Python wrappers, the training loop) are passed. Reset zoom "
+           "shows them."));
+    connect(m_skipWrappers, &QToolButton::toggled, this, [this](bool on) {
+        m_graph->zoomTo(on ? analysis::firstBranchingNode(m_graph->graph()) : 0);
+    });
+
     m_info = new QLabel(this);
     QPalette muted = m_info->palette();
     muted.setColor(QPalette::WindowText, Theme::current().mutedText);
@@ -119,6 +132,7 @@ QHBoxLayout* FlamePanel::buildToolbar() {
     bar->addWidget(m_device);
     bar->addWidget(m_search);
     bar->addWidget(m_reset);
+    bar->addWidget(m_skipWrappers);
     bar->addWidget(m_info, 1);
     return bar;
 }
@@ -204,6 +218,8 @@ void FlamePanel::rebuild() {
         },
         [this, trace](analysis::FlameGraph graph) {
             m_graph->setGraph(trace, std::move(graph));
+            if (m_skipWrappers->isChecked())
+                m_graph->zoomTo(analysis::firstBranchingNode(m_graph->graph()));
             m_graph->setSearch(m_search->text().trimmed());
             updateInfo();
             Q_EMIT graphBuilt();
@@ -236,6 +252,10 @@ void FlamePanel::updateInfo() {
                 .arg(FlameGraphWidget::formatDuration(g.totalNs)) +
             tr(" in %1 frames")
                 .arg(QLocale().toString(qulonglong(g.nodes.empty() ? 0 : g.nodes.size() - 1)));
+        const int zoom = m_graph->zoomedNode();
+        if (m_skipWrappers->isChecked() && zoom > 0 && zoom == analysis::firstBranchingNode(g))
+            m_infoText +=
+                kSep + tr("opened past %1 wrapper frames").arg(g.nodes[size_t(zoom)].depth);
     }
     setElided(m_info, m_infoText);
     updateStatus();

@@ -44,6 +44,9 @@ public:
     void setDevice(int32_t device);
     [[nodiscard]] int32_t device() const;
     [[nodiscard]] QComboBox* devicePicker() const { return m_device; }
+    /// "Skip wrappers": a new graph opens zoomed to its first frame that is not a wrapper
+    /// (analysis::firstBranchingNode). On by default.
+    [[nodiscard]] QToolButton* skipWrappersButton() const { return m_skipWrappers; }
     [[nodiscard]] bool hasRange() const { return m_hasRange; }
     /// True while the graph for the current mode, device and range is built (off the GUI
     /// thread); graphBuilt() says when it is shown.
@@ -86,6 +89,7 @@ private:
     QComboBox* m_device = nullptr;
     QLineEdit* m_search = nullptr;
     QToolButton* m_reset = nullptr;
+    QToolButton* m_skipWrappers = nullptr;
     QLabel* m_info = nullptr;
     QLabel* m_status = nullptr;
     QString m_infoText, m_statusText; // before elision

@@ -120,6 +120,28 @@ int64_t outermostCpuTotal(const model::Trace& t, int64_t lo, int64_t hi) {
 class TestFlameGraph : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    // The first frame that is not a wrapper: the chain of frames that each hold (nearly) all
+    // of their parent's time is passed; the frame where the time splits is where it opens.
+    void firstBranchingNodePassesWrappers() {
+        test::TraceText t;
+        t.python("train.py(1): main", 0, 1000);
+        t.python("module.py(2): _call_impl", 0, 1000);
+        t.python("model.py(3): forward", 1, 998);
+        t.cpu("aten::mm", 10, 500);
+        t.cpu("aten::relu", 600, 300);
+        auto trace = t.load();
+        const FlameGraph g = buildFlameGraph(*trace, FlameMode::CpuTime, 0, 10'000'000);
+        const int32_t n = firstBranchingNode(g);
+        QCOMPARE(flameNodeName(*trace, g, n), std::string_view("model.py(3): forward"));
+        QCOMPARE(g.nodes[size_t(n)].depth, 3);
+        QCOMPARE(firstBranchingNode(g, 1.0), 2); // 998 of 1000 is not all of it
+        // A root whose time splits opens at the root.
+        t.cpu("other_thread_op", 0, 900, 2);
+        auto two = t.load();
+        QCOMPARE(firstBranchingNode(buildFlameGraph(*two, FlameMode::CpuTime, 0, 10'000'000)), 0);
+        QCOMPARE(firstBranchingNode(FlameGraph{}), 0);
+    }
+
     void stepsOfEveryNumberAreOneFrame() {
         TraceText tt;
         for (int s = 0; s < 3; ++s) {

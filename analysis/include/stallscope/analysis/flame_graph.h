@@ -62,6 +62,11 @@ FlameGraph buildFlameGraph(const model::Trace& trace, FlameMode mode, int64_t st
 /// "ProfilerStep#*" for merged steps.
 std::string_view flameNodeName(const model::Trace& trace, const FlameGraph& graph, int32_t node);
 
+/// The first frame that is not a wrapper: from the root down, while a frame has one child
+/// holding at least `share` of its time (Python wrappers, `_call_impl`, the training loop),
+/// that child; the frame where the time first splits (or a leaf). 0 when the root splits.
+int32_t firstBranchingNode(const FlameGraph& graph, double share = 0.99);
+
 /// True when `node` is a GPU work leaf (kernel, memcpy or memset).
 bool isGpuLeaf(const FlameGraph& graph, int32_t node);
 
