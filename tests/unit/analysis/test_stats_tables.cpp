@@ -4,6 +4,7 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/module_tree.h"
 #include "stallscope/analysis/operator_groups.h"
 
 #include <QTest>
@@ -172,6 +173,53 @@ private Q_SLOTS:
         QCOMPARE(bc.sizedCount, uint64_t(0));
         QCOMPARE(bc.algGbps, -1.0); // no size: no bandwidth
         QCOMPARE(bc.busGbps, -1.0);
+    }
+
+    void moduleTreeWithHostAndDeviceTime() {
+        TraceText t;
+        t.step(1, 0, 5000);
+        // Net_0 [0, 1000) > Linear_0 [100, 400) > aten::linear launches k1 (200 us)
+        //                 > Linear_1 [500, 800) > aten::linear launches k2 (100 us)
+        //                 aten::add directly in Net_0 launches k3 (50 us)
+        // Net_0 runs twice; a backward op launches k4 (70 us) outside any module.
+        for (int run = 0; run < 2; ++run) {
+            const int64_t b = run * 2000;
+            t.python("nn.Module: Net_0", b, 1000);
+            t.python("nn.Module: Linear_0", b + 100, 300);
+            t.cpu("aten::linear", b + 110, 200);
+            t.launch("k1", b + 120, 10, b + 1200, 200);
+            t.python("nn.Module: Linear_1", b + 500, 300);
+            t.cpu("aten::linear", b + 510, 200);
+            t.launch("k2", b + 520, 10, b + 1500, 100);
+            t.cpu("aten::add", b + 850, 100);
+            t.launch("k3", b + 860, 10, b + 1650, 50);
+        }
+        t.cpu("autograd::engine::evaluate_function: AddmmBackward0", 4200, 100);
+        t.launch("k4", 4210, 10, 4400, 70);
+        auto trace = t.load();
+        const AnalysisResult r = analyze(*trace);
+        const ModuleTree m = buildModuleTree(*trace, r);
+        QCOMPARE(m.nodes.size(), size_t(3));
+        QCOMPARE(m.roots.size(), size_t(1));
+        const ModuleNode& net = m.nodes[size_t(m.roots[0])];
+        QCOMPARE(net.name, std::string("Net_0"));
+        QCOMPARE(net.occurrences, uint64_t(2));
+        QCOMPARE(net.operators, uint64_t(2)); // aten::add twice
+        QCOMPARE(net.hostTotalNs, 2000 * us);
+        QCOMPARE(net.hostSelfNs, 2000 * us - 2 * 600 * us);
+        QCOMPARE(net.deviceTotalNs, 2 * 350 * us);
+        QCOMPARE(net.deviceSelfNs, 2 * 50 * us); // k3 only
+        QCOMPARE(net.children.size(), size_t(2));
+        const ModuleNode& l0 = m.nodes[size_t(net.children[0])];
+        QCOMPARE(l0.name, std::string("Linear_0")); // equal host times: by name
+        QCOMPARE(l0.depth, 1);
+        QCOMPARE(l0.operators, uint64_t(2));
+        QCOMPARE(l0.deviceSelfNs, 2 * 200 * us);
+        QCOMPARE(m.deviceNs, 2 * 350 * us + 70 * us);
+        QCOMPARE(m.outsideNs, 70 * us);
+        QVERIFY(m.backward);
+        // No module ranges: an empty tree.
+        QVERIFY(buildModuleTree(*linearTrace().load(), analyze(*linearTrace().load())).empty());
     }
 
     void busBandwidthFactors() {
