@@ -198,6 +198,68 @@ private Q_SLOTS:
         delete empty;
     }
 
+    // A row's name has a menu: hide the row, move its group to the top or one place.
+    void rowsCanBeHiddenAndGroupsMoved() {
+        test::TraceText t;
+        t.cpu("aten::mm", 0, 100);
+        t.launch("k_rows", 10, 5, 200, 300);
+        Fixture f(t.load());
+        auto& layout = f.view->layout();
+        const std::vector<int> before = layout.groupOrder();
+        QCOMPARE(before.size(), size_t(2)); // the host process and GPU 0
+        int stream = -1;
+        for (size_t i = 0; i < layout.rows().size(); ++i)
+            if (layout.rows()[i].kind == RowKind::Slices &&
+                layout.groups()[size_t(layout.rows()[i].group)].device >= 0)
+                stream = int(i);
+        QVERIFY(stream >= 0);
+        const int gpuGroup = layout.rows()[size_t(stream)].group;
+        QVERIFY(gpuGroup != before.front()); // the GPU is not first to begin with
+        auto at = [&](int row) {
+            const TimelineRow& r = f.view->layout().rows()[size_t(row)];
+            return QPoint(40, TimelineViewport::kTopHeight + r.y + 5 - f.view->viewport().scrollY);
+        };
+        auto trigger = [&](QMenu* m, const char* name) {
+            for (QAction* a : m->actions())
+                if (a->objectName() == name) {
+                    a->trigger();
+                    delete m;
+                    return true;
+                }
+            delete m;
+            return false;
+        };
+        QVERIFY(trigger(f.view->contextMenuAt(at(stream)), "pinGroup"));
+        QCOMPARE(f.view->layout().groupOrder().front(), gpuGroup);
+        // The rows stay in y order, every row once.
+        int y = 0;
+        for (const TimelineRow& r : f.view->layout().rows()) {
+            QCOMPARE(r.y, y);
+            y += r.height;
+        }
+        QCOMPARE(f.view->layout().rows().size(), layout.rows().size());
+        int moved = -1;
+        for (size_t i = 0; i < f.view->layout().rows().size(); ++i)
+            if (f.view->layout().rows()[i].kind == RowKind::Slices &&
+                f.view->layout().rows()[i].group == gpuGroup)
+                moved = int(i);
+        QVERIFY(trigger(f.view->contextMenuAt(at(moved)), "groupDown"));
+        QCOMPARE(f.view->layout().groupOrder(), before); // two groups: down again is where it was
+        for (size_t i = 0; i < f.view->layout().rows().size(); ++i)
+            if (f.view->layout().rows()[i].kind == RowKind::Slices &&
+                f.view->layout().rows()[i].group == gpuGroup)
+                moved = int(i);
+        QVERIFY(trigger(f.view->contextMenuAt(at(moved)), "hideRow"));
+        QVERIFY(!f.view->layout().rows()[size_t(moved)].visible);
+        QCOMPARE(f.view->layout().rows()[size_t(moved)].height, 0);
+        QCOMPARE(f.view->layout().hiddenRows(), 1);
+        const SliceId k = sliceNamed(*f.trace, "k_rows");
+        QVERIFY(!TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), k).isValid());
+        QVERIFY(trigger(f.view->contextMenuAt(at(0)), "showHidden"));
+        QCOMPARE(f.view->layout().hiddenRows(), 0);
+        QVERIFY(f.view->layout().rows()[size_t(moved)].visible);
+    }
+
     void deepStacksOpenFoldedAndUnfoldOnAClick() {
         test::TraceText t;
         for (int d = 0; d < 30; ++d) t.python("frame_" + std::to_string(d), d, 1000 - 2 * d);

@@ -122,7 +122,7 @@ void TimelineLayout::relayout() {
     int y = 0;
     for (TimelineRow& r : m_rows) {
         const bool collapsed = r.group >= 0 && m_groups[static_cast<size_t>(r.group)].collapsed;
-        r.visible = r.kind == RowKind::Group || !collapsed;
+        r.visible = r.kind == RowKind::Group || (!collapsed && !r.hidden);
         r.y = y;
         r.height = !r.visible                   ? 0
                    : r.kind == RowKind::Group   ? kGroupHeight
@@ -131,6 +131,68 @@ void TimelineLayout::relayout() {
         y += r.height;
     }
     m_totalHeight = y;
+}
+
+void TimelineLayout::hideRow(int row) {
+    if (row < 0 || size_t(row) >= m_rows.size() || m_rows[size_t(row)].kind == RowKind::Group)
+        return;
+    m_rows[size_t(row)].hidden = true;
+    relayout();
+}
+
+void TimelineLayout::showHiddenRows() {
+    for (TimelineRow& r : m_rows) r.hidden = false;
+    relayout();
+}
+
+int TimelineLayout::hiddenRows() const {
+    return int(
+        std::count_if(m_rows.begin(), m_rows.end(), [](const TimelineRow& r) { return r.hidden; }));
+}
+
+std::vector<int> TimelineLayout::groupOrder() const {
+    std::vector<int> order;
+    for (const TimelineRow& r : m_rows)
+        if (r.kind == RowKind::Group) order.push_back(r.group);
+    return order;
+}
+
+std::vector<int> TimelineLayout::moveGroup(int group, int delta) {
+    std::vector<int> newIndex(m_rows.size());
+    for (size_t i = 0; i < newIndex.size(); ++i) newIndex[i] = int(i);
+    // Each group is its header row and the rows after it up to the next header (old indices).
+    std::vector<std::vector<int>> blocks;
+    for (size_t i = 0; i < m_rows.size(); ++i) {
+        if (m_rows[i].kind == RowKind::Group || blocks.empty()) blocks.emplace_back();
+        blocks.back().push_back(int(i));
+    }
+    const auto at = std::find_if(blocks.begin(), blocks.end(), [&](const std::vector<int>& b) {
+        const TimelineRow& head = m_rows[size_t(b.front())];
+        return head.kind == RowKind::Group && head.group == group;
+    });
+    if (at == blocks.end()) return newIndex;
+    const long from = at - blocks.begin();
+    // Rows before the first header (none today) stay first.
+    const long first = m_rows.empty() || m_rows.front().kind == RowKind::Group ? 0 : 1;
+    const long to = std::clamp<long>(from + delta, first, long(blocks.size()) - 1);
+    if (to == from) return newIndex;
+    std::vector<int> moved = std::move(blocks[size_t(from)]);
+    blocks.erase(blocks.begin() + from);
+    blocks.insert(blocks.begin() + to, std::move(moved));
+    std::vector<TimelineRow> rows;
+    rows.reserve(m_rows.size());
+    for (const auto& b : blocks)
+        for (int old : b) {
+            newIndex[size_t(old)] = int(rows.size());
+            rows.push_back(std::move(m_rows[size_t(old)]));
+        }
+    m_rows = std::move(rows);
+    relayout();
+    return newIndex;
+}
+
+std::vector<int> TimelineLayout::pinGroup(int group) {
+    return moveGroup(group, -int(m_groups.size()));
 }
 
 int TimelineLayout::rowAt(int y) const {

@@ -35,6 +35,7 @@ struct TimelineRow {
     QString label, sublabel;
     int y = 0, height = 0;           // after relayout()
     bool visible = true;
+    bool hidden = false; // hidden by the user (the row's context menu)
 };
 
 struct TimelineGroup {
@@ -63,6 +64,17 @@ public:
     void setCollapsed(int group, bool collapsed);
     /// Shows all of row `row`'s nesting levels, or folds it back to kOpenCpuLanes.
     void setAllLanes(int row, bool all);
+    /// Hides a thread, stream or counter row (not a group header); showHiddenRows() brings
+    /// them all back.
+    void hideRow(int row);
+    void showHiddenRows();
+    [[nodiscard]] int hiddenRows() const;
+    /// Moves group `group` (its header and rows) `delta` groups up (< 0) or down, or to the
+    /// top (pinGroup); the other groups keep their order. Returns each old row's new index.
+    std::vector<int> moveGroup(int group, int delta);
+    std::vector<int> pinGroup(int group);
+    /// The groups in display order.
+    [[nodiscard]] std::vector<int> groupOrder() const;
 
     [[nodiscard]] const model::Trace* trace() const { return m_trace.get(); }
     [[nodiscard]] const std::shared_ptr<const model::Trace>& sharedTrace() const { return m_trace; }

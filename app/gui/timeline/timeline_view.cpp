@@ -473,6 +473,51 @@ QMenu* TimelineView::contextMenuAt(QPoint pos) {
     auto* menu = new QMenu(this);
     menu->setAttribute(Qt::WA_DeleteOnClose);
     const Trace* t = m_layout.trace();
+    const int row = m_layout.rowAt(pos.y() - TimelineViewport::kTopHeight + m_vp.scrollY);
+    if (t && pos.x() < TimelineViewport::kHeaderWidth && pos.y() >= TimelineViewport::kTopHeight) {
+        // A row's name: hide it, move its group.
+        auto rowsChanged = [this](const std::vector<int>& newIndex) {
+            for (int& r : m_state.shadedRows)
+                if (r >= 0 && size_t(r) < newIndex.size()) r = newIndex[size_t(r)];
+            clampView();
+            updateScrollBar();
+            update();
+            Q_EMIT viewChanged();
+        };
+        if (row >= 0) {
+            const TimelineRow& r = m_layout.rows()[size_t(row)];
+            if (r.kind != RowKind::Group)
+                menu->addAction(tr("Hide this row"), this,
+                                [this, row, rowsChanged] {
+                                    m_layout.hideRow(row);
+                                    rowsChanged({});
+                                })
+                    ->setObjectName("hideRow");
+            const int group = r.group;
+            if (group >= 0) {
+                menu->addAction(
+                        tr("Move this group to the top"), this,
+                        [this, group, rowsChanged] { rowsChanged(m_layout.pinGroup(group)); })
+                    ->setObjectName("pinGroup");
+                menu->addAction(
+                        tr("Move this group up"), this,
+                        [this, group, rowsChanged] { rowsChanged(m_layout.moveGroup(group, -1)); })
+                    ->setObjectName("groupUp");
+                menu->addAction(
+                        tr("Move this group down"), this,
+                        [this, group, rowsChanged] { rowsChanged(m_layout.moveGroup(group, 1)); })
+                    ->setObjectName("groupDown");
+            }
+        }
+        if (const int hidden = m_layout.hiddenRows(); hidden > 0)
+            menu->addAction(tr("Show the %n hidden row(s)", nullptr, hidden), this,
+                            [this, rowsChanged] {
+                                m_layout.showHiddenRows();
+                                rowsChanged({});
+                            })
+                ->setObjectName("showHidden");
+        return menu;
+    }
     const SliceId s = t ? TimelineRenderer::hitTest(m_layout, m_vp, pos.x(), pos.y()) : SliceId();
     if (s.valid()) {
         const SliceTable& sl = t->slices();
