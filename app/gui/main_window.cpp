@@ -18,6 +18,7 @@
 #include <QAction>
 #include <QCloseEvent>
 #include <QComboBox>
+#include <QCryptographicHash>
 #include <QDir>
 #include <QDockWidget>
 #include <QDragEnterEvent>
@@ -452,6 +453,7 @@ void MainWindow::showRank(int index) {
         m_timeline->setLiveData(lt.entry.trace, lt.timeline, lt.analysis);
     else
         m_timeline->setData(lt.entry.trace, lt.analysis, lt.timeline);
+    if (!keepView) loadBookmarks(); // the trace's own, saved with it
     m_findings->setData(lt.entry.trace, lt.analysis);
     const PanelContext context{m_doc.get(), index};
     for (const auto& panel : m_panels) panel->showTrace(context);
@@ -564,6 +566,42 @@ void MainWindow::syncRankPickers() {
 
 bool MainWindow::scopeShown() const {
     return m_scopeAction && m_scopeAction->isVisible();
+}
+
+QString MainWindow::bookmarkKey() const {
+    if (!m_doc || m_rank < 0 || static_cast<size_t>(m_rank) >= m_doc->traces.size()) return {};
+    const std::string& path = m_doc->traces[static_cast<size_t>(m_rank)].entry.path;
+    if (path.empty()) return {};
+    const QString abs = QFileInfo(QString::fromStdString(path)).absoluteFilePath();
+    return QStringLiteral("bookmarks/") +
+           QString::fromLatin1(
+               QCryptographicHash::hash(abs.toUtf8(), QCryptographicHash::Sha1).toHex());
+}
+
+void MainWindow::saveBookmarks() {
+    const QString key = bookmarkKey();
+    if (key.isEmpty()) return;
+    QStringList list;
+    for (const auto& b : m_timeline->bookmarks())
+        list << QString::number(b.ns) + QLatin1Char('\t') + b.label;
+    QSettings s;
+    if (list.isEmpty())
+        s.remove(key);
+    else
+        s.setValue(key, list);
+}
+
+void MainWindow::loadBookmarks() {
+    const QString key = bookmarkKey();
+    std::vector<TimelineState::Bookmark> marks;
+    if (!key.isEmpty())
+        for (const QString& line : QSettings().value(key).toStringList()) {
+            const qsizetype tab = line.indexOf(QLatin1Char('\t'));
+            bool ok = false;
+            const qlonglong ns = line.left(tab).toLongLong(&ok);
+            if (ok && tab > 0) marks.push_back({ns, line.mid(tab + 1)});
+        }
+    m_timeline->setBookmarks(std::move(marks));
 }
 
 void MainWindow::clearScope() {

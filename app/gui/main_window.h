@@ -182,6 +182,10 @@ private:
     /// (re-analysed on the pool), or back to the analysed window (index < 0).
     void scopeToStep(int index);
     void scopeTo(model::Interval span, const QString& what, const std::string& description);
+    /// Bookmarks are kept per trace file (QSettings "bookmarks/<sha1 of its path>").
+    void saveBookmarks();
+    void loadBookmarks();
+    [[nodiscard]] QString bookmarkKey() const;
     void showScoped(const std::shared_ptr<const analysis::AnalysisResult>& a);
     QComboBox* m_rankCombo = nullptr; // one item per rank; its data: the trace shown first
     CapturePicker* m_captures = nullptr;

@@ -143,6 +143,31 @@ void MainWindow::createMenus() {
         if (n) selectFinding((m_findings->selectedFinding() - 1 + n) % n);
     });
 
+    go->addSeparator();
+    go->addAction(tr("Add a bookmark"), QKeySequence(Qt::Key_M), this,
+                  [this] { m_timeline->addBookmarkHere(); });
+    QMenu* marks = go->addMenu(tr("Bookmarks"));
+    marks->setObjectName("bookmarksMenu");
+    connect(marks, &QMenu::aboutToShow, this, [this, marks] {
+        marks->clear();
+        const auto& b = m_timeline->bookmarks();
+        if (b.empty()) marks->addAction(tr("No bookmarks (M adds one)"))->setEnabled(false);
+        for (size_t i = 0; i < b.size(); ++i)
+            marks->addAction(
+                tr("%1  at %2")
+                    .arg(b[i].label, TimelineRenderer::formatTime(
+                                         b[i].ns - m_timeline->state().timeOrigin, 1000)),
+                this, [this, i] { m_timeline->goToBookmark(int(i)); });
+        if (!b.empty()) {
+            marks->addSeparator();
+            marks->addAction(tr("Remove all bookmarks"), this, [this] {
+                m_timeline->setBookmarks({});
+                saveBookmarks();
+            });
+        }
+    });
+    connect(m_timeline, &TimelineView::bookmarksChanged, this, &MainWindow::saveBookmarks);
+
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("What do the &findings mean?"), QKeySequence::HelpContents, this,
                     &MainWindow::showFindingsHelp);
@@ -319,6 +344,12 @@ QString MainWindow::shortcutSheetHtml() const {
     row(tr("click / double click"), tr("select an event / zoom to it"));
     row(tr("Home"), tr("fit the whole window"));
     row(tr("Esc"), tr("clear the selection"));
+    row(tr("right click on an event"), tr("copy its name, zoom to it, select its time, find "
+                                          "similar, show in statistics, bookmark it, "
+                                          "go to its launch call or GPU work, follow its flows"));
+    row(tr("right click on a row's name"),
+        tr("hide the row, move its group to the top, up or down"));
+    row(tr("hover a counter row"), tr("its value at that time"));
     html += "<h3>" + tr("Timeline") + "</h3><table>" + rows + "</table>";
     return html;
 }

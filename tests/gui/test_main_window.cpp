@@ -454,6 +454,29 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(w.timeline()->matchCount() > 0, 5000);
     }
 
+    // Bookmarks are saved with the trace: another window on the same file shows them.
+    void bookmarksAreKeptWithTheTrace() {
+        QString error;
+        auto doc = LoadWorker::loadNow(samplePath(), {}, &error);
+        QVERIFY(doc);
+        const int64_t at = doc->traces.front().entry.trace->startNs() + 12345;
+        {
+            MainWindow w;
+            w.setDocument(doc);
+            w.timeline()->setBookmarks({});
+            w.timeline()->addBookmark(at, "before the stall");
+        }
+        MainWindow again;
+        again.setDocument(doc);
+        QCOMPARE(again.timeline()->bookmarks().size(), size_t(1));
+        QCOMPARE(again.timeline()->bookmarks()[0].ns, at);
+        QCOMPARE(again.timeline()->bookmarks()[0].label, QString("before the stall"));
+        again.timeline()->removeBookmark(0); // leaves the settings as they were
+        MainWindow third;
+        third.setDocument(doc);
+        QVERIFY(third.timeline()->bookmarks().empty());
+    }
+
     void exportsReportsInTheBackground() {
         QString error;
         auto doc = LoadWorker::loadNow(samplePath(), {}, &error);

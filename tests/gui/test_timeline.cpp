@@ -260,6 +260,57 @@ private Q_SLOTS:
         QVERIFY(f.view->layout().rows()[size_t(moved)].visible);
     }
 
+    // Bookmarks: added at the selected event or the view's middle, kept in time order,
+    // jumped to; the menu follows a launch to its GPU work and back.
+    void bookmarksAndFollowingTheArrows() {
+        test::TraceText t;
+        t.cpu("aten::mm", 0, 100);
+        t.launch("k_mark", 10, 5, 200, 300);
+        Fixture f(t.load());
+        QSignalSpy changed(f.view.get(), &TimelineView::bookmarksChanged);
+        const SliceId k = sliceNamed(*f.trace, "k_mark");
+        f.view->selectSlice(k, false);
+        f.view->addBookmarkHere();
+        f.view->clearSelection();
+        f.view->addBookmark(f.trace->startNs(), "start");
+        QCOMPARE(changed.count(), 2);
+        QCOMPARE(f.view->bookmarks().size(), size_t(2));
+        QCOMPARE(f.view->bookmarks()[0].label, QString("start")); // in time order
+        QCOMPARE(f.view->bookmarks()[1].label, QString("k_mark"));
+        QCOMPARE(f.view->bookmarks()[1].ns, f.trace->slices().start[k.index()]);
+        const int64_t t0 = f.trace->startNs();
+        f.view->zoomTo(t0 + 1000 * us, t0 + 1100 * us, 0);
+        f.view->goToBookmark(1);
+        const int64_t mid = (f.view->viewport().startNs + f.view->viewport().endNs()) / 2;
+        QVERIFY(std::abs(mid - f.view->bookmarks()[1].ns) < 2 * us);
+        f.view->removeBookmark(0);
+        QCOMPARE(f.view->bookmarks().size(), size_t(1));
+        // Follow: from the kernel to its launch call and back.
+        f.view->zoomTo(t0, t0 + 600 * us, 0);
+        const SliceId launch = f.trace->launchOf(k);
+        QVERIFY(launch.valid());
+        auto follow = [&](SliceId from) {
+            QMenu* m = f.view->contextMenuAt(
+                TimelineRenderer::sliceRect(f.view->layout(), f.view->viewport(), from)
+                    .center()
+                    .toPoint());
+            for (QAction* a : m->actions())
+                if (a->objectName() == "follow") {
+                    a->trigger();
+                    break;
+                }
+            delete m;
+            return f.view->state().selected;
+        };
+        QCOMPARE(follow(k), launch);
+        QCOMPARE(follow(launch), k);
+        if (const QString dir = qEnvironmentVariable("STALLSCOPE_STATS_RENDER_DIR");
+            !dir.isEmpty()) {
+            f.view->addBookmark(t0 + 150 * us, "before the kernel");
+            QVERIFY(f.view->grab().save(dir + "/timeline_bookmarks.png"));
+        }
+    }
+
     void deepStacksOpenFoldedAndUnfoldOnAClick() {
         test::TraceText t;
         for (int d = 0; d < 30; ++d) t.python("frame_" + std::to_string(d), d, 1000 - 2 * d);

@@ -52,6 +52,27 @@ void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const Ti
     p.restore();
     paintHeaders(p, layout, vp);
     paintRuler(p, layout, vp, s, frame.list.ticks);
+    // The bookmarks' flags, over the step band.
+    p.save();
+    p.setClipRect(
+        QRect(TimelineViewport::kHeaderWidth, 0, vp.contentWidth(), TimelineViewport::kTopHeight));
+    const QFontMetrics fm = p.fontMetrics();
+    for (size_t i = 0; i < s.bookmarks.size(); ++i) {
+        const TimelineState::Bookmark& b = s.bookmarks[i];
+        const double x = vp.xOf(b.ns);
+        if (x < TimelineViewport::kHeaderWidth - 200 || x > vp.width) continue;
+        // A flag stops short of the next one (in time order).
+        const double room =
+            i + 1 < s.bookmarks.size() ? vp.xOf(s.bookmarks[i + 1].ns) - x - 10 : 180;
+        const QString text = fm.elidedText(QStringLiteral("⚑ ") + b.label, Qt::ElideRight,
+                                           int(std::clamp(room, 12.0, 180.0)));
+        const QRectF flag(x, TimelineViewport::kRulerHeight, fm.horizontalAdvance(text) + 8,
+                          TimelineViewport::kStepBandHeight);
+        p.fillRect(flag, th.selection);
+        p.setPen(Qt::white);
+        p.drawText(flag.adjusted(4, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter, text);
+    }
+    p.restore();
 }
 
 TimelineRenderer::SceneFrame TimelineRenderer::buildFrame(const TimelineLayout& layout,
@@ -257,6 +278,14 @@ void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout,
     if (s.hasRange) {
         const double a = vp.xOf(s.rangeStart), b = vp.xOf(s.rangeEnd);
         p.fillRect(QRectF(a, contentTop, std::max(1.0, b - a), vp.height - contentTop), th.rangeSelection);
+    }
+    // Bookmarks: a dashed line down the tracks and a flag with the label on the ruler.
+    for (const TimelineState::Bookmark& b : s.bookmarks) {
+        const double x = vp.xOf(b.ns);
+        if (x < TimelineViewport::kHeaderWidth || x > vp.width) continue;
+        QPen pen(th.selection, 1, Qt::DashLine);
+        p.setPen(pen);
+        p.drawLine(QPointF(x + 0.5, TimelineViewport::kRulerHeight), QPointF(x + 0.5, vp.height));
     }
     if (s.selected.valid()) {
         const QRectF r = sliceRect(layout, vp, s.selected);

@@ -29,6 +29,11 @@ struct TimelineState {
     QString shadeLabel;
     std::shared_ptr<const TimelineSearchResult> search;  // the search's matches, or null
     int64_t timeOrigin = 0;                  // ruler labels are relative to this
+    struct Bookmark {
+        int64_t ns = 0;
+        QString label;
+    };
+    std::vector<Bookmark> bookmarks; // in time order
 };
 
 struct RenderStats {

@@ -542,14 +542,102 @@ QMenu* TimelineView::contextMenuAt(QPoint pos) {
             menu->addAction(tr("Show in statistics"), this,
                             [this, s] { Q_EMIT statisticsRequested(s); })
                 ->setObjectName("showInStatistics");
+        menu->addAction(tr("Add a bookmark at its start (M)"), this,
+                        [this, lo, name] { addBookmark(lo, name); })
+            ->setObjectName("bookmark");
+        // Follow the arrows: launch call <-> GPU work, and the trace's other flows.
+        std::vector<std::pair<QString, SliceId>> follow;
+        if (isGpuSide(k)) {
+            if (const SliceId l = t->launchOf(s); l.valid())
+                follow.emplace_back(tr("Go to its launch call"), l);
+        } else if (isLaunchSide(k)) {
+            for (const auto& w : t->gpuWorkOf(s)) {
+                follow.emplace_back(tr("Go to the GPU work it launched"), w.slice);
+                break;
+            }
+        }
+        size_t flows = 0;
+        for (const Flow& f : t->flows()) {
+            if (flows >= 8) break;
+            const SliceId other = f.from == s ? f.to : f.to == s ? f.from : SliceId();
+            if (!other.valid() || f.kind == FlowKind::Launch) continue;
+            const std::string_view n = t->str(sl.name[other.index()]);
+            follow.emplace_back(
+                (f.from == s ? tr("Follow the flow to %1") : tr("Follow the flow back to %1"))
+                    .arg(QString::fromUtf8(n.data(),
+                                           static_cast<qsizetype>(std::min<size_t>(n.size(), 60)))),
+                other);
+            ++flows;
+        }
+        if (!follow.empty()) menu->addSeparator();
+        for (const auto& [text, target] : follow)
+            menu->addAction(text, this,
+                            [this, target] {
+                                selectSlice(target, true);
+                                Q_EMIT sliceSelected(target);
+                            })
+                ->setObjectName("follow");
     } else {
         menu->addAction(tr("Fit all (0)"), this, [this] { fitAll(); })->setObjectName("fitAll");
+        if (t && pos.x() >= TimelineViewport::kHeaderWidth) {
+            const int64_t at = m_vp.nsAt(pos.x());
+            menu->addAction(tr("Add a bookmark here"), this, [this, at] { addBookmark(at, {}); })
+                ->setObjectName("bookmarkHere");
+        }
         if (m_state.hasRange && m_state.rangeEnd > m_state.rangeStart)
             menu->addAction(tr("Zoom to the range"), this,
                             [this] { zoomTo(m_state.rangeStart, m_state.rangeEnd, 0.02); })
                 ->setObjectName("zoomToRange");
     }
     return menu;
+}
+
+void TimelineView::addBookmark(int64_t ns, const QString& label) {
+    auto& b = m_state.bookmarks;
+    const auto at =
+        std::upper_bound(b.begin(), b.end(), ns,
+                         [](int64_t v, const TimelineState::Bookmark& x) { return v < x.ns; });
+    b.insert(at, {ns, label.isEmpty() ? tr("Bookmark %1").arg(b.size() + 1) : label});
+    update();
+    Q_EMIT bookmarksChanged();
+}
+
+void TimelineView::addBookmarkHere() {
+    if (!m_layout.trace()) return;
+    if (m_state.selected.valid()) {
+        const SliceTable& s = m_layout.trace()->slices();
+        const std::string_view n = m_layout.trace()->str(s.name[m_state.selected.index()]);
+        addBookmark(
+            s.start[m_state.selected.index()],
+            QString::fromUtf8(n.data(), static_cast<qsizetype>(std::min<size_t>(n.size(), 80))));
+    } else if (m_state.hasRange) {
+        addBookmark(m_state.rangeStart, {});
+    } else {
+        addBookmark(m_vp.nsAt(TimelineViewport::kHeaderWidth + m_vp.contentWidth() / 2.0), {});
+    }
+}
+
+void TimelineView::removeBookmark(int index) {
+    if (index < 0 || size_t(index) >= m_state.bookmarks.size()) return;
+    m_state.bookmarks.erase(m_state.bookmarks.begin() + index);
+    update();
+    Q_EMIT bookmarksChanged();
+}
+
+void TimelineView::setBookmarks(std::vector<TimelineState::Bookmark> bookmarks) {
+    std::sort(bookmarks.begin(), bookmarks.end(),
+              [](const TimelineState::Bookmark& a, const TimelineState::Bookmark& b) {
+                  return a.ns < b.ns;
+              });
+    m_state.bookmarks = std::move(bookmarks);
+    update();
+}
+
+void TimelineView::goToBookmark(int index) {
+    if (index < 0 || size_t(index) >= m_state.bookmarks.size()) return;
+    const int64_t span = m_vp.endNs() - m_vp.startNs;
+    const int64_t at = m_state.bookmarks[size_t(index)].ns;
+    zoomTo(at - span / 2, at + span / 2, 0);
 }
 
 void TimelineView::contextMenuEvent(QContextMenuEvent* e) {

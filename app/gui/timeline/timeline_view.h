@@ -70,6 +70,20 @@ public:
     /// but not shown: for tests and contextMenuEvent.
     [[nodiscard]] QMenu* contextMenuAt(QPoint pos);
 
+    /// Bookmarks (drawn on the ruler, listed in Go ▸ Bookmarks, saved per trace by the
+    /// window): times of the trace with a label.
+    void addBookmark(int64_t ns, const QString& label);
+    /// At the selected event's start (its name as the label), else the range's start, else
+    /// the middle of the view.
+    void addBookmarkHere();
+    void removeBookmark(int index);
+    void setBookmarks(std::vector<TimelineState::Bookmark> bookmarks);
+    [[nodiscard]] const std::vector<TimelineState::Bookmark>& bookmarks() const {
+        return m_state.bookmarks;
+    }
+    /// Centres the view on bookmark `index`, keeping the zoom.
+    void goToBookmark(int index);
+
 Q_SIGNALS:
     void sliceSelected(stallscope::model::SliceId slice);
     void rangeSelected(int64_t start, int64_t end);
@@ -78,6 +92,7 @@ Q_SIGNALS:
     /// Context menu: "Find similar" (search for the name) and "Show in statistics".
     void searchRequested(const QString& text);
     void statisticsRequested(stallscope::model::SliceId slice);
+    void bookmarksChanged();
 
 protected:
     void paintEvent(QPaintEvent* e) override;
