@@ -205,6 +205,34 @@ void writeTables(std::ostream& o, const model::Trace& t, const AnalysisResult& r
               << padLeft(formatDuration(k.gpuNs), 11) << "  " << shortName(t.str(k.name)) << "\n";
         }
     }
+    if (!s.collectives.empty()) {
+        o << "\nCollectives (kernel time includes waiting for the other ranks; bus bandwidth as "
+             "nccl-tests defines it):\n    "
+          << pad("type", 15) << padLeft("calls", 8) << padLeft("total", 12) << padLeft("bytes", 12)
+          << padLeft("ranks", 7) << padLeft("alg GB/s", 10) << padLeft("bus GB/s", 10)
+          << "  algorithm\n";
+        for (const CollectiveStat& c : s.collectives) {
+            auto gbps = [](double v) {
+                char b[32];
+                std::snprintf(b, sizeof b, "%.2f", v);
+                return v < 0 ? std::string("-") : std::string(b);
+            };
+            o << "    " << pad(c.type, 15) << padLeft(formatCount(c.count), 8)
+              << padLeft(formatDuration(c.totalNs), 12)
+              << padLeft(c.sizedCount ? formatBytes(static_cast<uint64_t>(c.bytes))
+                                      : std::string("-"),
+                         12)
+              << padLeft(c.groupSize > 0
+                             ? std::to_string(c.groupSize) + (c.groupFromWorld ? "*" : "")
+                             : std::string(c.groupSize == 0 ? "mixed" : "-"),
+                         7)
+              << padLeft(gbps(c.algGbps), 10) << padLeft(gbps(c.busGbps), 10) << "  "
+              << (c.algorithms.empty() ? std::string("-") : c.algorithms) << "\n";
+        }
+        if (std::any_of(s.collectives.begin(), s.collectives.end(),
+                        [](const CollectiveStat& c) { return c.groupFromWorld; }))
+            o << "    (* no call records its group: the trace's world size)\n";
+    }
     if (!s.copies.empty()) {
         o << "\nCopies:\n";
         for (const auto& c : s.copies) {

@@ -6,8 +6,14 @@
 #include "panel_id.h"
 #include "timeline/timeline_view.h"
 
+#include "stallscope/base/atomic_file.h"
+
+#include <QFileDialog>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -60,9 +66,27 @@ ModulesPanel::ModulesPanel(QWidget* parent) : QWidget(parent) {
         if (v.isValid())
             Q_EMIT eventRequested(model::SliceId(static_cast<uint32_t>(v.toULongLong())));
     });
+    auto* exportCsv = new QPushButton(tr("Export CSV…"), this);
+    exportCsv->setObjectName("exportCsv");
+    exportCsv->setToolTip(
+        tr("Save every module (its path of names, then raw values: times in nanoseconds) "
+           "as CSV."));
+    connect(exportCsv, &QPushButton::clicked, this, [this] {
+        const QString path =
+            QFileDialog::getSaveFileName(this, tr("Export CSV"), QString(), tr("CSV (*.csv)"));
+        if (path.isEmpty()) return;
+        if (const base::Status st =
+                base::writeFileAtomically(path.toStdString(), csv().toStdString());
+            !st)
+            QMessageBox::warning(this, tr("Export CSV"),
+                                 QString::fromStdString(st.error().message));
+    });
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(exportCsv, 0, Qt::AlignTop);
+    bar->addWidget(m_summary, 1);
     auto* l = new QVBoxLayout(this);
     l->setContentsMargins(6, 5, 6, 0);
-    l->addWidget(m_summary);
+    l->addLayout(bar);
     l->addWidget(m_tree, 1);
 }
 
@@ -77,6 +101,38 @@ void ModulesPanel::setData(std::shared_ptr<const model::Trace> trace,
 const analysis::ModuleTree& ModulesPanel::modules() {
     if (m_dirty) rebuild();
     return m_modules;
+}
+
+QString ModulesPanel::csv() {
+    const analysis::ModuleTree& m = modules();
+    auto field = [](QString v) {
+        if (v.contains(QLatin1Char(',')) || v.contains(QLatin1Char('"')) ||
+            v.contains(QLatin1Char('\n')))
+            v = QLatin1Char('"') + v.replace(QLatin1Char('"'), QLatin1String("\"\"")) +
+                QLatin1Char('"');
+        return v;
+    };
+    QString out =
+        QStringLiteral("Path,Module,Depth,Occurrences,Operators,Host total ns,Host self ns,"
+                       "Device total ns,Device self ns\r\n");
+    std::vector<std::pair<int32_t, QString>> stack; // depth first, in the tree's order
+    for (auto it = m.roots.rbegin(); it != m.roots.rend(); ++it) stack.emplace_back(*it, QString());
+    while (!stack.empty()) {
+        const auto [node, above] = stack.back();
+        stack.pop_back();
+        const analysis::ModuleNode& n = m.nodes[size_t(node)];
+        const QString name = QString::fromStdString(n.name);
+        const QString path = above.isEmpty() ? name : above + QStringLiteral(" > ") + name;
+        out += field(path) + QLatin1Char(',') + field(name) + QLatin1Char(',') +
+               QString::number(n.depth) + QLatin1Char(',') + QString::number(n.occurrences) +
+               QLatin1Char(',') + QString::number(n.operators) + QLatin1Char(',') +
+               QString::number(n.hostTotalNs) + QLatin1Char(',') + QString::number(n.hostSelfNs) +
+               QLatin1Char(',') + QString::number(n.deviceTotalNs) + QLatin1Char(',') +
+               QString::number(n.deviceSelfNs) + QStringLiteral("\r\n");
+        for (auto c = n.children.rbegin(); c != n.children.rend(); ++c)
+            stack.emplace_back(*c, path);
+    }
+    return out;
 }
 
 void ModulesPanel::showEvent(QShowEvent* e) {

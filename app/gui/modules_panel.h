@@ -36,6 +36,9 @@ public:
     [[nodiscard]] QLabel* summary() const { return m_summary; }
     /// The tree shown (built on demand).
     [[nodiscard]] const analysis::ModuleTree& modules();
+    /// Every module, depth first in the tree's order, as CSV (RFC 4180): its path of names,
+    /// then raw values (times in nanoseconds). Export CSV… writes it.
+    [[nodiscard]] QString csv();
 
 Q_SIGNALS:
     void eventRequested(stallscope::model::SliceId slice);

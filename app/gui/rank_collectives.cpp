@@ -8,6 +8,7 @@
 #include <QToolTip>
 
 #include <algorithm>
+#include <cmath>
 
 namespace stallscope::gui {
 
@@ -130,12 +131,37 @@ void RankCollectivesView::paintEvent(QPaintEvent*) {
         p.setPen(QPen(kLink, 1, Qt::DotLine));
         p.drawLine(QPointF(x(last), g.top()), QPointF(x(last), g.bottom()));
     }
-    // Time axis.
+    // Time axis: ticks at 1, 2 or 5 x 10^k ns from the step's start, a label where it fits.
     p.setPen(palette().color(QPalette::Text));
-    p.drawText(QRect(g.left(), g.bottom() + 2, 200, kBottom - 2), Qt::AlignLeft | Qt::AlignVCenter,
-               "0");
-    p.drawText(QRect(g.right() - 200, g.bottom() + 2, 200, kBottom - 2),
-               Qt::AlignRight | Qt::AlignVCenter, durationText(m_hi - m_lo, 1));
+    const int64_t length = m_hi - m_lo;
+    const double targetTicks = std::max(2.0, g.width() / 90.0);
+    const double base =
+        std::pow(10.0, std::floor(std::log10(std::max(1.0, double(length) / targetTicks))));
+    double tick = base * 10;
+    for (double m : {1.0, 2.0, 5.0})
+        if (double(length) / (base * m) <= targetTicks) {
+            tick = base * m;
+            break;
+        }
+    const int64_t step = std::max<int64_t>(1, int64_t(tick));
+    double lastLabelRight = -1e9;
+    const QString end = durationText(length, 1);
+    const double endLeft = g.right() - fm.horizontalAdvance(end) - 6;
+    for (int64_t t = 0; t <= length; t += step) {
+        const double tx = x(m_lo + t);
+        p.drawLine(QPointF(tx, g.bottom()), QPointF(tx, g.bottom() + 4));
+        const QString label = t == 0 ? QStringLiteral("0") : durationText(t, 1);
+        const double w = fm.horizontalAdvance(label);
+        const double left = t == 0 ? tx : tx - w / 2;
+        if (left > lastLabelRight + 8 && left + w < endLeft) {
+            p.drawText(QRectF(left, g.bottom() + 4, w + 2, kBottom - 4),
+                       Qt::AlignLeft | Qt::AlignVCenter, label);
+            lastLabelRight = left + w;
+        }
+    }
+    p.drawLine(QPointF(g.right(), g.bottom()), QPointF(g.right(), g.bottom() + 4));
+    p.drawText(QRect(g.right() - 200, g.bottom() + 4, 200, kBottom - 4),
+               Qt::AlignRight | Qt::AlignVCenter, end);
 }
 
 void RankCollectivesView::mouseDoubleClickEvent(QMouseEvent* e) {

@@ -86,6 +86,22 @@ private Q_SLOTS:
         QVERIFY(panel->summary()->text().contains(QString("%1 modules").arg(m.nodes.size())));
         Q_EMIT tree->itemActivated(top, 0);
         QCOMPARE(w.timeline()->state().selected, m.nodes[size_t(m.roots[0])].example);
+        // The CSV has every module once, with the tree's raw values.
+        const QStringList lines = panel->csv().split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), int(m.nodes.size()) + 1);
+        QVERIFY(lines.front().startsWith("Path,Module,Depth,Occurrences"));
+        const analysis::ModuleNode& first = m.nodes[size_t(m.roots[0])];
+        QCOMPARE(lines.at(1), QString("%1,%1,0,%2,%3,%4,%5,%6,%7")
+                                  .arg(QString::fromStdString(first.name))
+                                  .arg(first.occurrences)
+                                  .arg(first.operators)
+                                  .arg(first.hostTotalNs)
+                                  .arg(first.hostSelfNs)
+                                  .arg(first.deviceTotalNs)
+                                  .arg(first.deviceSelfNs));
+        if (!first.children.empty())
+            QVERIFY(lines.at(2).startsWith(QString::fromStdString(
+                first.name + " > " + m.nodes[size_t(first.children[0])].name)));
         if (const QString dir = qEnvironmentVariable("STALLSCOPE_STATS_RENDER_DIR"); !dir.isEmpty())
             QVERIFY(w.grab().save(dir + "/modules.png"));
     }
