@@ -64,4 +64,4 @@ phase "packages"
 # The fuzz targets were built by the asan preset above (clang-14: one sanitizer build serves
 # the tests and the fuzzers).
 phase "fuzz"
-./scripts/fuzz.sh --build-dir build/asan --no-build --runs 2000 --seconds 45
+./scripts/fuzz.sh --build-dir build/asan --no-build --runs 2000 --seconds 30

@@ -70,7 +70,9 @@ ModuleTree buildModuleTree(const Trace& t, const AnalysisResult& r) {
             n.hostTotalNs = satAdd(n.hostTotalNs, s.dur[i]);
             n.hostSelfNs = satAdd(n.hostSelfNs, s.dur[i]);
             if (parent >= 0 && parentNode != nodeOf.end())
-                tree.nodes[size_t(parent)].hostSelfNs -= std::min(s.dur[i], s.dur[above.index()]);
+                tree.nodes[size_t(parent)].hostSelfNs =
+                    satSub(tree.nodes[size_t(parent)].hostSelfNs,
+                           std::min(s.dur[i], s.dur[above.index()]));
             nodeOf[i] = it->second;
         }
     }

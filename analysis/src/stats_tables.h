@@ -66,14 +66,16 @@ OperatorTable operatorTable(const model::Trace& t, int64_t lo, int64_t hi, const
                 OperatorStat& o = ops[key(i)];
                 if (o.count == 0) o.name = s.name[i], o.example = SliceId(i);
                 ++o.count;
-                o.totalNs += s.dur[i];
-                o.selfNs += s.dur[i];
+                o.totalNs = model::satAdd(o.totalNs, s.dur[i]);
+                o.selfNs = model::satAdd(o.selfNs, s.dur[i]);
                 o.gpuNs = model::satAdd(o.gpuNs, gpu.total[i]);
                 o.gpuSelfNs = model::satAdd(o.gpuSelfNs, gpu.self[i]);
             }
             const SliceId p = s.parent[i];
-            if (p.valid() && isOperator(p.index()) && startsInWindow(s, p.index(), lo, hi))
-                ops[key(p.index())].selfNs -= std::min(s.dur[i], s.dur[p.index()]);
+            if (p.valid() && isOperator(p.index()) && startsInWindow(s, p.index(), lo, hi)) {
+                OperatorStat& parent = ops[key(p.index())];
+                parent.selfNs = model::satSub(parent.selfNs, std::min(s.dur[i], s.dur[p.index()]));
+            }
         }
     }
     return ops;

@@ -49,7 +49,8 @@ ModulesPanel::ModulesPanel(QWidget* parent) : QWidget(parent) {
            "same name "
            "under the same parent are one row."),
         tr("Times the module ran in the analysis window."),
-        tr("CPU operators called directly inside it (not inside a child module)."),
+        tr("CPU operators that ran inside it and not inside a child module (nested operators count "
+           "too)."),
         tr("Wall time of its forward calls on the CPU, children included."),
         tr("Host total minus the child modules' time."),
         tr("GPU time (kernels, copies, memsets) launched from inside it, at any depth."),

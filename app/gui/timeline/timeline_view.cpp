@@ -533,7 +533,7 @@ QMenu* TimelineView::contextMenuAt(QPoint pos) {
                         [this, lo, hi] { setRange(lo, hi); })
             ->setObjectName("selectRange");
         menu->addSeparator();
-        menu->addAction(tr("Find similar (events named the same)"), this,
+        menu->addAction(tr("Find similar (search for its name)"), this,
                         [this, name] { Q_EMIT searchRequested(name); })
             ->setObjectName("findSimilar");
         const EventKind k = sl.kind[s.index()];

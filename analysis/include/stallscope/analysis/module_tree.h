@@ -10,11 +10,12 @@
 namespace stallscope::analysis {
 
 struct ModuleNode {
-    std::string name;              // "Linear_0" ("nn.Module: " left out)
-    int32_t parent = -1;           // -1 for a top-level module
-    int32_t depth = 0;             // 0 for top-level modules
-    uint64_t occurrences = 0;      // ranges merged into the node
-    uint64_t operators = 0;        // CPU operators directly inside (no child module between)
+    std::string name;         // "Linear_0" ("nn.Module: " left out)
+    int32_t parent = -1;      // -1 for a top-level module
+    int32_t depth = 0;        // 0 for top-level modules
+    uint64_t occurrences = 0; // ranges merged into the node
+    uint64_t operators =
+        0; // CPU operators inside it and not inside a child module (nested ones too)
     int64_t hostTotalNs = 0;       // the ranges' durations
     int64_t hostSelfNs = 0;        // minus the child modules' ranges
     int64_t deviceTotalNs = 0;     // GPU work launched inside, at any depth
