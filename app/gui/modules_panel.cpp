@@ -106,13 +106,6 @@ const analysis::ModuleTree& ModulesPanel::modules() {
 
 QString ModulesPanel::csv() {
     const analysis::ModuleTree& m = modules();
-    auto field = [](QString v) {
-        if (v.contains(QLatin1Char(',')) || v.contains(QLatin1Char('"')) ||
-            v.contains(QLatin1Char('\n')))
-            v = QLatin1Char('"') + v.replace(QLatin1Char('"'), QLatin1String("\"\"")) +
-                QLatin1Char('"');
-        return v;
-    };
     QString out =
         QStringLiteral("Path,Module,Depth,Occurrences,Operators,Host total ns,Host self ns,"
                        "Device total ns,Device self ns\r\n");
@@ -124,7 +117,7 @@ QString ModulesPanel::csv() {
         const analysis::ModuleNode& n = m.nodes[size_t(node)];
         const QString name = QString::fromStdString(n.name);
         const QString path = above.isEmpty() ? name : above + QStringLiteral(" > ") + name;
-        out += field(path) + QLatin1Char(',') + field(name) + QLatin1Char(',') +
+        out += csvField(path) + QLatin1Char(',') + csvField(name) + QLatin1Char(',') +
                QString::number(n.depth) + QLatin1Char(',') + QString::number(n.occurrences) +
                QLatin1Char(',') + QString::number(n.operators) + QLatin1Char(',') +
                QString::number(n.hostTotalNs) + QLatin1Char(',') + QString::number(n.hostSelfNs) +

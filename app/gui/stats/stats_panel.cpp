@@ -3,6 +3,7 @@
 #include "stallscope/base/atomic_file.h"
 #include "stallscope/base/demangle.h"
 
+#include "gui_text.h"
 #include "share_bar_delegate.h"
 #include "stats_models.h"
 #include "theme.h"
@@ -231,26 +232,19 @@ QTableView* StatsPanel::view(int tab) const { return m_pages.at(size_t(tab)).vie
 QString StatsPanel::csv(int tab) const {
     const QSortFilterProxyModel* m = proxy(tab);
     const QTableView* v = view(tab);
-    auto field = [](QString v) {
-        if (v.contains(QLatin1Char(',')) || v.contains(QLatin1Char('"')) ||
-            v.contains(QLatin1Char('\n')) || v.contains(QLatin1Char('\r')))
-            v = QLatin1Char('"') + v.replace(QLatin1Char('"'), QLatin1String("\"\"")) +
-                QLatin1Char('"');
-        return v;
-    };
     std::vector<int> columns; // the columns shown, in the model's order
     for (int c = 0; c < m->columnCount(); ++c)
         if (!v->isColumnHidden(c)) columns.push_back(c);
     QString out;
     for (size_t i = 0; i < columns.size(); ++i)
-        out += (i ? "," : "") + field(m->headerData(columns[i], Qt::Horizontal).toString());
+        out += (i ? "," : "") + csvField(m->headerData(columns[i], Qt::Horizontal).toString());
     out += "\r\n";
     for (int r = 0; r < m->rowCount(); ++r) {
         for (size_t i = 0; i < columns.size(); ++i) {
             const QVariant raw = m->index(r, columns[i]).data(SortRole);
-            out +=
-                (i ? "," : "") +
-                field(raw.isValid() ? raw.toString() : m->index(r, columns[i]).data().toString());
+            out += (i ? "," : "") + csvField(raw.isValid()
+                                                 ? raw.toString()
+                                                 : m->index(r, columns[i]).data().toString());
         }
         out += "\r\n";
     }

@@ -432,10 +432,11 @@ bool TimelineView::event(QEvent* e) {
                                         durationText(sl.dur[s.index()]),
                                         TimelineRenderer::formatTime(sl.start[s.index()] - m_state.timeOrigin, 1000)),
                                this);
-        } else if (const int row =
-                       m_layout.rowAt(he->pos().y() - TimelineViewport::kTopHeight + m_vp.scrollY);
-                   row >= 0 && !counterReadout(row, he->pos().x()).isEmpty()) {
-            QToolTip::showText(he->globalPos(), counterReadout(row, he->pos().x()), this);
+        } else if (const QString readout = counterReadout(
+                       m_layout.rowAt(he->pos().y() - TimelineViewport::kTopHeight + m_vp.scrollY),
+                       he->pos().x());
+                   !readout.isEmpty()) {
+            QToolTip::showText(he->globalPos(), readout, this);
         } else {
             QToolTip::hideText();
         }
