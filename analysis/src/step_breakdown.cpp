@@ -21,8 +21,10 @@ StepBreakdown stepBreakdown(const DeviceMetrics& d) {
     b.device = d.device;
     const auto& cats = breakdownCategories();
     size_t steady = 0;
-    for (const StepMetrics& st : d.steps) steady += !st.warmup;
+    auto inWindow = [](const StepMetrics& st) { return st.endNs > st.startNs; };
+    for (const StepMetrics& st : d.steps) steady += !st.warmup && inWindow(st);
     for (const StepMetrics& st : d.steps) {
+        if (!inWindow(st)) continue;
         StepBreakdownRow row;
         row.number = st.number;
         row.warmup = st.warmup;

@@ -618,8 +618,12 @@ void MainWindow::showScoped(const std::shared_ptr<const analysis::AnalysisResult
     const auto trace = m_doc->traces[static_cast<size_t>(m_rank)].entry.trace;
     m_findings->setData(trace, a);
     m_timeline->showFinding(nullptr); // a finding of the other scope is not shaded
-    if (auto* stats = findChild<StatsPanel*>()) stats->setData(trace, a);
-    if (auto* flame = findChild<FlamePanel*>()) flame->setData(trace, a);
+    // The panels that follow a scope (PanelInfo::followsScope) show the scope's analysis; the
+    // trace's own when `a` is the trace's.
+    const auto& own = m_doc->traces[static_cast<size_t>(m_rank)].analysis;
+    const PanelContext context{m_doc.get(), m_rank, a == own ? nullptr : a};
+    for (size_t i = 0; i < m_panels.size(); ++i)
+        if (panels()[i].followsScope) m_panels[i]->showTrace(context);
 }
 
 void MainWindow::scopeTo(model::Interval span, const QString& what,
@@ -629,7 +633,10 @@ void MainWindow::scopeTo(model::Interval span, const QString& what,
         span.end <= span.start)
         return;
     const LoadedTrace& lt = m_doc->traces[static_cast<size_t>(m_rank)];
-    m_scopeLabel->setText(tr("  Scope: %1 (analysing…)").arg(what));
+    // Several ranks: the scope names the rank it is of.
+    const QString scopeName =
+        m_doc->traces.size() > 1 ? tr("rank %1 · %2").arg(lt.entry.rank).arg(what) : what;
+    m_scopeLabel->setText(tr("  Scope: %1 (analysing…)").arg(scopeName));
     m_scopeAction->setVisible(true);
     // The span as the window: findings, idle causes and tables of that span alone, on the pool.
     const std::shared_ptr<const model::Trace> trace = lt.entry.trace;
@@ -644,13 +651,13 @@ void MainWindow::scopeTo(model::Interval span, const QString& what,
             r.window.description = description;
             return std::make_shared<const analysis::AnalysisResult>(std::move(r));
         },
-        [this, what](std::shared_ptr<const analysis::AnalysisResult> a) {
+        [this, scopeName](std::shared_ptr<const analysis::AnalysisResult> a) {
             m_scoped = a;
             showScoped(a);
             m_scopeLabel->setText(
-                tr("  Scope: %1 · findings, statistics and flame graph of it (%2) · "
-                   "<a href=\"window\">back to the window</a>")
-                    .arg(what.toHtmlEscaped(),
+                tr("  Scope: %1 · findings, overview, statistics, modules and flame graph of it "
+                   "(%2) · <a href=\"window\">back to the window</a>")
+                    .arg(scopeName.toHtmlEscaped(),
                          QString::fromStdString(a->window.description).toHtmlEscaped()));
         });
 }

@@ -107,6 +107,12 @@ void MainWindow::createMenus() {
     view->addAction(tr("Zoom &out"), QKeySequence(Qt::Key_S), this, [this] { m_timeline->zoomBy(1.25, m_timeline->anchorX()); });
     for (QAction* a : view->actions()) a->setShortcutContext(Qt::WidgetShortcut);  // the timeline handles its keys
     view->addSeparator();
+    // CPU threads without their Python frames: the operators nested by themselves (a row's
+    // context menu does it for one thread).
+    QAction* ops = view->addAction(tr("CPU threads: &operators only (hide Python frames)"), this,
+                                   [this](bool on) { m_timeline->setOperatorsOnly(on); });
+    ops->setCheckable(true);
+    ops->setObjectName("operatorsOnly");
     QMenu* theme = view->addMenu(tr("&Theme"));
     auto* group = m_themeGroup = new QActionGroup(this);
     const std::pair<QString, ThemeMode> modes[] = {{tr("Follow the system"), ThemeMode::System},

@@ -197,14 +197,16 @@ void ModulesPanel::rebuild() {
 }
 
 extern const PanelInfo kPanelModules{
-    PanelId::Modules, "modules", QT_TRANSLATE_NOOP("MainWindow", "Modules"), [](MainWindow& mw) {
+    PanelId::Modules, "modules", QT_TRANSLATE_NOOP("MainWindow", "Modules"),
+    [](MainWindow& mw) {
         auto* w = new ModulesPanel(&mw);
         TimelineView* tl = mw.timeline();
         QObject::connect(w, &ModulesPanel::eventRequested, tl,
                          [tl](model::SliceId s) { tl->selectSlice(s, true); });
         return makePanel<ModulesPanel>(w, [](ModulesPanel& p, const PanelContext& c) {
-            p.setData(c.trace().entry.trace, c.trace().analysis);
+            p.setData(c.trace().entry.trace, c.analysis());
         });
-    }};
+    },
+    /*followsScope=*/true};
 
 } // namespace stallscope::gui

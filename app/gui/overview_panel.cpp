@@ -316,12 +316,14 @@ void OverviewPanel::refresh() {
 }
 
 extern const PanelInfo kPanelOverview{
-    PanelId::Overview, "overview", QT_TRANSLATE_NOOP("MainWindow", "Overview"), [](MainWindow& mw) {
+    PanelId::Overview, "overview", QT_TRANSLATE_NOOP("MainWindow", "Overview"),
+    [](MainWindow& mw) {
         auto* w = new OverviewPanel(&mw);
         QObject::connect(w, &OverviewPanel::stepActivated, &mw,
                          [&mw](int64_t n) { mw.selectStep(n); });
         return makePanel<OverviewPanel>(
-            w, [](OverviewPanel& p, const PanelContext& c) { p.setData(c.trace().analysis); });
-    }};
+            w, [](OverviewPanel& p, const PanelContext& c) { p.setData(c.analysis()); });
+    },
+    /*followsScope=*/true};
 
 } // namespace stallscope::gui

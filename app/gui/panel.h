@@ -22,8 +22,15 @@ class MainWindow;
 struct PanelContext {
     const Document* document = nullptr;
     int rank = 0; // index into document->traces
+    /// A step or range chosen as the scope (MainWindow::scopeTo): its analysis, or null for the
+    /// trace's own window.
+    std::shared_ptr<const analysis::AnalysisResult> scope = {};
     [[nodiscard]] const LoadedTrace& trace() const {
         return document->traces[static_cast<size_t>(rank)];
+    }
+    /// The analysis the panel shows: the scope's when one is chosen, else the trace's.
+    [[nodiscard]] const std::shared_ptr<const analysis::AnalysisResult>& analysis() const {
+        return scope ? scope : trace().analysis;
     }
 };
 
@@ -66,6 +73,9 @@ struct PanelInfo {
     /// Creates the panel as a child of the window and connects it to it (the timeline,
     /// the other views through MainWindow's public functions).
     std::function<std::unique_ptr<Panel>(MainWindow& window)> create;
+    /// Shown again with PanelContext::scope when a step or range is chosen (statistics, flame
+    /// graph, overview, modules); the others keep the trace's window.
+    bool followsScope = false;
 };
 
 /// Every bottom view, in tab order.

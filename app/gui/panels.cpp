@@ -76,7 +76,8 @@ const PanelInfo kPanelDetails{
     }};
 
 const PanelInfo kPanelFlame{
-    PanelId::Flame, "flame", QT_TRANSLATE_NOOP("MainWindow", "Flame graph"), [](MainWindow& mw) {
+    PanelId::Flame, "flame", QT_TRANSLATE_NOOP("MainWindow", "Flame graph"),
+    [](MainWindow& mw) {
         auto* w = new FlamePanel(&mw);
         // A double-clicked frame becomes the search: its events are outlined and the first
         // selected.
@@ -89,12 +90,14 @@ const PanelInfo kPanelFlame{
         QObject::connect(mw.timeline(), &TimelineView::rangeSelected, w,
                          [w](int64_t lo, int64_t hi) { w->setRange(lo, hi); });
         return makePanel<FlamePanel>(w, [](FlamePanel& p, const PanelContext& c) {
-            p.setData(c.trace().entry.trace, c.trace().analysis);
+            p.setData(c.trace().entry.trace, c.analysis());
         });
-    }};
+    },
+    /*followsScope=*/true};
 
 const PanelInfo kPanelStats{
-    PanelId::Stats, "stats", QT_TRANSLATE_NOOP("MainWindow", "Statistics"), [](MainWindow& mw) {
+    PanelId::Stats, "stats", QT_TRANSLATE_NOOP("MainWindow", "Statistics"),
+    [](MainWindow& mw) {
         auto* w = new StatsPanel(&mw);
         TimelineView* tl = mw.timeline();
         QObject::connect(w, &StatsPanel::eventRequested, tl,
@@ -105,9 +108,10 @@ const PanelInfo kPanelStats{
                 mw.showView(PanelId::Stats);
         });
         return makePanel<StatsPanel>(w, [](StatsPanel& p, const PanelContext& c) {
-            p.setData(c.trace().entry.trace, c.trace().analysis);
+            p.setData(c.trace().entry.trace, c.analysis());
         });
-    }};
+    },
+    /*followsScope=*/true};
 
 const PanelInfo kPanelRange{
     PanelId::Range, "range", QT_TRANSLATE_NOOP("MainWindow", "Range"), [](MainWindow& mw) {

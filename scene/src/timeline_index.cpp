@@ -26,6 +26,25 @@ int TimelineIndex::laneCount(TrackId track) const {
                : 0;
 }
 
+TrackId TimelineIndex::operatorsOnly(TrackId track) const {
+    return track.valid() && track.index() < operatorViews.size() ? operatorViews[track.index()]
+                                                                 : TrackId();
+}
+
+int TimelineIndex::laneOf(const SliceTable& s, TrackId laneTrack, uint32_t slice) const {
+    if (slice >= s.size()) return -1;
+    const int n = laneCount(laneTrack);
+    if (n == 0) return -1;
+    int depth = s.depth[slice];
+    if (laneTrack != s.track[slice]) { // an operators-only view
+        if (laneTrack != operatorsOnly(s.track[slice]) || slice >= operatorDepth.size() ||
+            operatorDepth[slice] == kNotShown)
+            return -1;
+        depth = operatorDepth[slice];
+    }
+    return std::min(depth, n - 1);
+}
+
 size_t TimelineIndex::seek(const SliceTable& s, TrackId track, int depth, size_t from,
                            int64_t t) const {
     const auto& lane = this->lane(track, depth);
@@ -127,22 +146,63 @@ namespace {
 struct IndexBuilder {
     static void lanes(const Trace& t, TimelineIndex& x) {
         const SliceTable& s = t.slices();
-        x.lanes.assign(t.tracks().size(), {});
-        x.samples.reserve(t.tracks().size());
-        x.maxEnds.reserve(t.tracks().size());
-        std::vector<size_t> counts;
-        for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+        const size_t tracks = t.tracks().size();
+        x.lanes.assign(tracks, {});
+        x.samples.reserve(tracks);
+        x.maxEnds.reserve(tracks);
+        x.operatorViews.assign(tracks, TrackId());
+        for (uint32_t ti = 0; ti < tracks; ++ti) {
             const TrackInfo& tr = t.tracks()[ti];
-            auto& lanes = x.lanes[ti];
+            laneSet(s, x, ti, tr.sliceBegin, tr.sliceEnd, tr.maxDepth,
+                    [&s](uint32_t i) { return int(s.depth[i]); });
+        }
+        // Operators-only views of the threads with Python frames: each other slice's depth
+        // counts its enclosing slices that are not frames (a stack of their ends, in start order).
+        std::vector<int64_t> open;
+        for (uint32_t ti = 0; ti < tracks; ++ti) {
+            const TrackInfo& tr = t.tracks()[ti];
+            bool frames = false;
+            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd && !frames; ++i)
+                frames = s.kind[i] == EventKind::PythonFunction;
+            if (!frames) continue;
+            if (x.operatorDepth.empty()) x.operatorDepth.assign(s.size(), TimelineIndex::kNotShown);
+            open.clear();
+            int maxDepth = 0;
+            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+                if (s.kind[i] == EventKind::PythonFunction) continue;
+                while (!open.empty() && open.back() <= s.start[i]) open.pop_back();
+                const int d = std::min<int>(int(open.size()), TimelineIndex::kMaxLanes - 1);
+                x.operatorDepth[i] = static_cast<uint8_t>(d);
+                maxDepth = std::max(maxDepth, d);
+                open.push_back(satAdd(s.start[i], s.dur[i]));
+            }
+            x.operatorViews[ti] = TrackId(static_cast<uint32_t>(x.lanes.size()));
+            x.lanes.emplace_back();
+            laneSet(s, x, static_cast<uint32_t>(x.lanes.size() - 1), tr.sliceBegin, tr.sliceEnd,
+                    maxDepth, [&x](uint32_t i) {
+                        const uint8_t d = x.operatorDepth[i];
+                        return d == TimelineIndex::kNotShown ? -1 : int(d);
+                    });
+        }
+    }
+
+    /// Fills lanes[at] with the slices [begin, end) by `depthOf` (-1: left out), and
+    /// its search samples.
+    template <class DepthOf>
+    static void laneSet(const SliceTable& s, TimelineIndex& x, uint32_t at, uint32_t begin,
+                        uint32_t end, int maxDepth, DepthOf depthOf) {
+        {
+            auto& lanes = x.lanes[at];
             const size_t n =
-                std::clamp<size_t>(size_t(tr.maxDepth) + 1, 1, TimelineIndex::kMaxLanes);
+                std::clamp<size_t>(size_t(std::max(0, maxDepth)) + 1, 1, TimelineIndex::kMaxLanes);
             lanes.resize(n);
-            counts.assign(n, 0);
-            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
-                ++counts[std::min<size_t>(s.depth[i], n - 1)];
+            std::vector<size_t> counts(n, 0);
+            for (uint32_t i = begin; i < end; ++i)
+                if (const int d = depthOf(i); d >= 0) ++counts[std::min<size_t>(size_t(d), n - 1)];
             for (size_t d = 0; d < n; ++d) lanes[d].reserve(counts[d]);
-            for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i)
-                lanes[std::min<size_t>(s.depth[i], n - 1)].push_back(i);
+            for (uint32_t i = begin; i < end; ++i)
+                if (const int d = depthOf(i); d >= 0)
+                    lanes[std::min<size_t>(size_t(d), n - 1)].push_back(i);
             auto& samples = x.samples.emplace_back(n);
             auto& maxEnds = x.maxEnds.emplace_back(n);
             for (size_t d = 0; d < n; ++d) {

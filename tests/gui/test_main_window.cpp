@@ -11,6 +11,8 @@
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
+#include "modules_panel.h"
+#include "overview_panel.h"
 #include "panel.h"
 #include "panel_id.h"
 #include "range_panel.h"
@@ -304,10 +306,25 @@ private Q_SLOTS:
                  int(scoped.stats.kernels.size()));
         QVERIFY(scoped.stats.kernels.size() <= a.stats.kernels.size());
         QCOMPARE(w.findings()->model()->rowCount(), int(scoped.findings.size()));
+        // The overview and the modules follow the scope too: their figures are the step's.
+        auto* overview = w.findChild<OverviewPanel*>();
+        auto* modules = w.findChild<ModulesPanel*>();
+        QVERIFY(overview && modules);
+        OverviewPanel scopedOverview, windowOverview;
+        scopedOverview.setData(std::make_shared<const analysis::AnalysisResult>(scoped));
+        windowOverview.setData(doc->traces.front().analysis);
+        QVERIFY(scopedOverview.table()->rowCount() < windowOverview.table()->rowCount());
+        QCOMPARE(overview->table()->rowCount(), scopedOverview.table()->rowCount());
+        QCOMPARE(overview->summary()->text(), scopedOverview.summary()->text());
+        ModulesPanel scopedModules;
+        scopedModules.setData(doc->traces.front().entry.trace,
+                              std::make_shared<const analysis::AnalysisResult>(scoped));
+        QCOMPARE(modules->csv(), scopedModules.csv());
         steps->setCurrentIndex(0);
         QVERIFY(w.scopedAnalysis() == nullptr);
         QVERIFY(!w.scopeShown());
         QCOMPARE(stats->model(StatsPanel::KernelsTab)->rowCount(), int(a.stats.kernels.size()));
+        QCOMPARE(overview->table()->rowCount(), windowOverview.table()->rowCount());
     }
 
     // A selected range can be analysed on its own (Range tab ▸ Analyse this range): the

@@ -342,6 +342,79 @@ private Q_SLOTS:
         QCOMPARE(f.view->layout().rows()[size_t(cpu)].lanes, TimelineLayout::kOpenCpuLanes);
     }
 
+    void operatorsOnlyLeavesOutPythonFrames() {
+        // 10 frames, aten::linear, 5 frames, aten::addmm launching k_gemm: operators only,
+        // the thread is linear / addmm / the launch call in three lanes.
+        test::TraceText t;
+        for (int d = 0; d < 10; ++d) t.python("frame_" + std::to_string(d), d, 1000 - 2 * d);
+        t.cpu("aten::linear", 20, 900);
+        for (int d = 0; d < 5; ++d) t.python("inner_" + std::to_string(d), 30 + d, 800 - 2 * d);
+        t.cpu("aten::addmm", 50, 500);
+        t.launch("k_gemm", 100, 5, 200, 300);
+        Fixture f(t.load());
+        const auto& layout = f.view->layout();
+        int cpu = -1, gpu = -1;
+        for (size_t i = 0; i < layout.rows().size(); ++i) {
+            if (layout.rows()[i].kind != RowKind::Slices) continue;
+            if (layout.rows()[i].allLanes >= 17)
+                cpu = int(i);
+            else
+                gpu = int(i);
+        }
+        QVERIFY(cpu >= 0 && gpu >= 0);
+        QVERIFY(layout.canShowOperatorsOnly(cpu));
+        QVERIFY(!layout.canShowOperatorsOnly(gpu)); // a stream has no frames to leave out
+        const int64_t t0 = f.trace->slices().start[0];
+        f.view->zoomTo(t0, t0 + 1000 * us, 0);
+        const SliceId linear = sliceNamed(*f.trace, "aten::linear"),
+                      addmm = sliceNamed(*f.trace, "aten::addmm"),
+                      frame = sliceNamed(*f.trace, "inner_2");
+        QVERIFY(linear.valid() && addmm.valid() && frame.valid());
+
+        // The row's context menu turns it on.
+        const QPoint name(40, TimelineViewport::kTopHeight + layout.rows()[size_t(cpu)].y + 8 -
+                                  f.view->viewport().scrollY);
+        QMenu* menu = f.view->contextMenuAt(name);
+        auto* ops = menu->findChild<QAction*>("rowOperatorsOnly");
+        QVERIFY(ops && ops->isCheckable() && !ops->isChecked());
+        ops->trigger();
+        delete menu;
+        const TimelineRow& r = layout.rows()[size_t(cpu)];
+        QVERIFY(r.laneTrack != r.track);
+        QCOMPARE(r.allLanes, 3); // linear, addmm, the launch call
+        const auto& vp = f.view->viewport();
+        const QRectF rl = TimelineRenderer::sliceRect(layout, vp, linear),
+                     ra = TimelineRenderer::sliceRect(layout, vp, addmm);
+        QVERIFY(rl.isValid() && ra.isValid());
+        QCOMPARE(ra.top() - rl.top(),
+                 double(TimelineLayout::kLaneHeight)); // addmm right under linear
+        QVERIFY(!TimelineRenderer::sliceRect(layout, vp, frame).isValid()); // frames left out
+        // What is drawn at addmm's place is addmm (hit testing reads the same lanes).
+        QCOMPARE(TimelineRenderer::hitTest(layout, vp, ra.center().x(), ra.center().y()), addmm);
+        // The GPU stream stays as it was; painting draws the kernel.
+        QVERIFY(TimelineRenderer::sliceRect(layout, vp, sliceNamed(*f.trace, "k_gemm")).isValid());
+        (void)f.paint();
+
+        // Back to every slice from the same menu.
+        menu = f.view->contextMenuAt(name);
+        ops = menu->findChild<QAction*>("rowOperatorsOnly");
+        QVERIFY(ops && ops->isChecked());
+        ops->trigger();
+        delete menu;
+        QVERIFY(layout.rows()[size_t(cpu)].laneTrack == layout.rows()[size_t(cpu)].track);
+        QVERIFY(TimelineRenderer::sliceRect(layout, vp, frame).isValid());
+
+        // View ▸ Operators only: every such thread, kept for the next trace shown.
+        f.view->setOperatorsOnly(true);
+        QVERIFY(layout.rows()[size_t(cpu)].laneTrack != layout.rows()[size_t(cpu)].track);
+        f.view->setData(f.trace, f.analysis);
+        QVERIFY(f.view->layout().rows()[size_t(cpu)].laneTrack !=
+                f.view->layout().rows()[size_t(cpu)].track);
+        f.view->setOperatorsOnly(false);
+        QVERIFY(f.view->layout().rows()[size_t(cpu)].laneTrack ==
+                f.view->layout().rows()[size_t(cpu)].track);
+    }
+
     void narrowEventsAreStillHittable() {
         Fixture f(smallTrace());
         f.view->fitAll();

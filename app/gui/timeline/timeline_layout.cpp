@@ -95,6 +95,7 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
         r.kind = RowKind::Slices;
         r.group = static_cast<int>(m_groups.size()) - 1;
         r.track = tid;
+        r.laneTrack = tid;
         r.allLanes = std::clamp<int>(tr.maxDepth + 1, 1, kMaxLanes);
         r.lanes =
             tr.kind == TrackKind::CpuThread ? std::min(r.allLanes, kOpenCpuLanes) : r.allLanes;
@@ -116,6 +117,33 @@ void TimelineLayout::setAllLanes(int row, bool all) {
     TimelineRow& r = m_rows[static_cast<size_t>(row)];
     r.lanes = all ? r.allLanes : std::min(r.allLanes, kOpenCpuLanes);
     relayout();
+}
+
+bool TimelineLayout::canShowOperatorsOnly(int row) const {
+    return row >= 0 && size_t(row) < m_rows.size() && m_index &&
+           m_rows[size_t(row)].kind == RowKind::Slices &&
+           m_index->operatorsOnly(m_rows[size_t(row)].track).valid();
+}
+
+bool TimelineLayout::setOperatorsOnly(int row, bool on) {
+    if (!canShowOperatorsOnly(row)) return false;
+    TimelineRow& r = m_rows[size_t(row)];
+    const bool wasAll = r.lanes >= r.allLanes;
+    r.laneTrack = on ? m_index->operatorsOnly(r.track) : r.track;
+    r.allLanes = std::max(1, m_index->laneCount(r.laneTrack));
+    r.lanes = wasAll ? r.allLanes : std::min(r.allLanes, kOpenCpuLanes);
+    relayout();
+    return true;
+}
+
+int TimelineLayout::setAllOperatorsOnly(bool on) {
+    int changed = 0;
+    for (size_t i = 0; i < m_rows.size(); ++i)
+        if (canShowOperatorsOnly(int(i)) && (m_rows[i].laneTrack != m_rows[i].track) != on) {
+            setOperatorsOnly(int(i), on);
+            ++changed;
+        }
+    return changed;
 }
 
 void TimelineLayout::relayout() {

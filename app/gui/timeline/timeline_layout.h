@@ -31,6 +31,8 @@ struct TimelineRow {
     int lanes = 1;                   // Slices rows: nesting depths shown
     int allLanes = 1;                // Slices rows: nesting depths there are (lanes <= allLanes;
                                      // deeper slices are drawn in the last lane shown)
+    model::TrackId laneTrack;        // Slices rows: the lane set drawn (track, or its
+                                     // operators-only view: TimelineIndex::operatorsOnly)
     int counter = -1;                // Counter rows: index into counters()
     QString label, sublabel;
     int y = 0, height = 0;           // after relayout()
@@ -64,6 +66,12 @@ public:
     void setCollapsed(int group, bool collapsed);
     /// Shows all of row `row`'s nesting levels, or folds it back to kOpenCpuLanes.
     void setAllLanes(int row, bool all);
+    /// Shows row `row` (a thread with Python frames) as its operators alone, or as all of its
+    /// slices; false when the row has no Python frames to leave out.
+    bool setOperatorsOnly(int row, bool on);
+    [[nodiscard]] bool canShowOperatorsOnly(int row) const;
+    /// Every thread with Python frames as its operators alone (or all back); the rows changed.
+    int setAllOperatorsOnly(bool on);
     /// Hides a thread, stream or counter row (not a group header); showHiddenRows() brings
     /// them all back.
     void hideRow(int row);

@@ -97,7 +97,7 @@ TimelineRenderer::SceneFrame TimelineRenderer::buildFrame(const TimelineLayout& 
         while (first < last && y + first * kLane + kLane < TimelineViewport::kTopHeight) ++first;
         while (last > first && y + (last - 1) * kLane > vp.height) --last;
         if (first == last) continue;
-        rq.rows.push_back({r.track, last, first});
+        rq.rows.push_back({r.laneTrack, last, first});
         f.laneTop.push_back(y);
     }
     f.list = scene::buildScene(*layout.trace(), *layout.index(), rq);
@@ -454,7 +454,10 @@ QRectF TimelineRenderer::sliceRect(const TimelineLayout& layout, const TimelineV
     if (ri < 0) return {};
     const TimelineRow& r = layout.rows()[static_cast<size_t>(ri)];
     if (!r.visible || r.height == 0) return {};
-    const int lane = std::min<int>(sl.depth[slice.index()], r.lanes - 1);
+    // Its lane in the lane set the row draws (none: a Python frame of an operators-only row).
+    const int depth = layout.index()->laneOf(sl, r.laneTrack, slice.index());
+    if (depth < 0) return {};
+    const int lane = std::min(depth, r.lanes - 1);
     const double x0 = vp.xOf(sl.start[slice.index()]);
     const double x1 = std::max(x0 + 2, vp.xOf(satAdd(sl.start[slice.index()], sl.dur[slice.index()])));
     return QRectF(x0, vp.yOf(r.y) + 2 + lane * kLane, x1 - x0, kLane - 2);
@@ -470,7 +473,7 @@ SliceId TimelineRenderer::hitTest(const TimelineLayout& layout, const TimelineVi
     const int lane = (contentY - r.y - 2) / kLane;
     if (lane < 0 || lane >= r.lanes) return {};
     const SliceTable& sl = layout.trace()->slices();
-    const std::vector<uint32_t>& ln = layout.lane(r.track, lane);
+    const std::vector<uint32_t>& ln = layout.lane(r.laneTrack, lane);
     const int64_t t = vp.nsAt(x);
     const int64_t tol = nsFromDouble(3 * vp.nsPerPx);
     auto it = std::upper_bound(ln.begin(), ln.end(), t, [&sl](int64_t v, uint32_t i) { return v < sl.start[i]; });

@@ -37,6 +37,7 @@ TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
 void TimelineView::setData(std::shared_ptr<const Trace> trace, std::shared_ptr<const analysis::AnalysisResult> analysis,
                            std::shared_ptr<const TimelineIndex> index) {
     m_layout.build(std::move(trace), std::move(analysis), std::move(index));
+    if (m_operatorsOnly) m_layout.setAllOperatorsOnly(true);
     m_state = {};
     m_searchJob.cancel();
     m_pendingMatch = PendingMatch::None;
@@ -63,6 +64,7 @@ void TimelineView::setLiveData(std::shared_ptr<const Trace> trace,
         if (g.collapsed) collapsed.push_back(g.label);
     const TimelineViewport keep = m_vp;
     m_layout.build(std::move(trace), std::move(analysis), std::move(index));
+    if (m_operatorsOnly) m_layout.setAllOperatorsOnly(true);
     for (size_t gi = 0; gi < m_layout.groups().size(); ++gi)
         if (std::find(collapsed.begin(), collapsed.end(), m_layout.groups()[gi].label) != collapsed.end())
             m_layout.setCollapsed(int(gi), true);
@@ -239,6 +241,14 @@ void TimelineView::showFinding(const analysis::Finding* f) {
         }
         if (!m_state.shadedRows.empty()) scrollToRow(m_state.shadedRows.front());
     }
+    update();
+}
+
+void TimelineView::setOperatorsOnly(bool on) {
+    m_operatorsOnly = on;
+    m_layout.setAllOperatorsOnly(on);
+    clampView();
+    updateScrollBar();
     update();
 }
 
@@ -487,6 +497,18 @@ QMenu* TimelineView::contextMenuAt(QPoint pos) {
         };
         if (row >= 0) {
             const TimelineRow& r = m_layout.rows()[size_t(row)];
+            if (m_layout.canShowOperatorsOnly(row)) {
+                // Python frames left out: the operators (and annotations) nested by themselves.
+                QAction* ops = menu->addAction(
+                    tr("Operators only (hide Python frames)"), this, [this, row, rowsChanged] {
+                        const TimelineRow& rr = m_layout.rows()[size_t(row)];
+                        m_layout.setOperatorsOnly(row, rr.laneTrack == rr.track);
+                        rowsChanged({});
+                    });
+                ops->setObjectName("rowOperatorsOnly");
+                ops->setCheckable(true);
+                ops->setChecked(r.laneTrack != r.track);
+            }
             if (r.kind != RowKind::Group)
                 menu->addAction(tr("Hide this row"), this,
                                 [this, row, rowsChanged] {

@@ -51,6 +51,10 @@ public:
     /// Shades the finding's ranges on the rows it concerns and zooms to them (null clears).
     void showFinding(const analysis::Finding* finding);
     void toggleGroup(int group);
+    /// Every CPU thread with Python frames drawn as its operators alone (kept for the next
+    /// traces shown), or all slices again.
+    void setOperatorsOnly(bool on);
+    [[nodiscard]] bool operatorsOnly() const { return m_operatorsOnly; }
 
     /// Case-insensitive substring search over event names, run off the GUI thread:
     /// searchFinished(count) says when the matches are known (at once for an empty text).
@@ -121,6 +125,7 @@ private:
     int m_pressScrollY = 0;
     int64_t m_rangeAnchor = 0;
     int m_matchIndex = -1;
+    bool m_operatorsOnly = false; // View ▸ Operators only, applied to every trace shown
     LatestJob<std::shared_ptr<const TimelineSearchResult>> m_searchJob{this};
     enum class PendingMatch { None, Next, Previous } m_pendingMatch = PendingMatch::None;
 };

@@ -3,6 +3,7 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/step_breakdown.h"
 #include "stallscope/model/intervals.h"
 
 #include <QTest>
@@ -102,6 +103,35 @@ private Q_SLOTS:
         QCOMPARE(roles.kernel + roles.memcpy + roles.memset + roles.communication + roles.runtime + roles.dataLoader +
                      roles.cpuExec + roles.other,
                  400 * us);
+    }
+
+    void stepBreakdownKeepsTheStepsOfTheWindow() {
+        // Three steps; a range over step 2 alone (as the GUI's step scope analyses it) has
+        // one step in its breakdown, with that step's kernel time.
+        TraceText t;
+        for (int k = 0; k < 3; ++k) {
+            t.step(k + 1, k * 1000, 1000);
+            t.launch("k" + std::to_string(k), k * 1000 + 10, 5, k * 1000 + 100, 100 * (k + 1));
+        }
+        auto trace = t.load();
+        const AnalysisResult whole = analyze(*trace);
+        QCOMPARE(stepBreakdown(whole.devices.at(0)).steps.size(), size_t(3));
+        AnalysisOptions o;
+        o.window.kind = WindowKind::Range;
+        o.window.startNs = trace->slices().start[0] + 1000 * us;
+        o.window.endNs = o.window.startNs + 1000 * us;
+        for (uint32_t i = 0; i < trace->slices().size(); ++i)
+            if (trace->str(trace->slices().name[i]) == "ProfilerStep#2") {
+                o.window.startNs = trace->slices().start[i];
+                o.window.endNs = trace->slices().end(i);
+            }
+        const AnalysisResult one = analyze(*trace, o);
+        const StepBreakdown b = stepBreakdown(one.devices.at(0));
+        QCOMPARE(b.steps.size(), size_t(1));
+        QCOMPARE(b.steps[0].number, int64_t(2));
+        QCOMPARE(b.steps[0].lengthNs(), 1000 * us);
+        QCOMPARE(b.meanOver, size_t(1));
+        QCOMPARE(b.steps[0].ns[0], 200 * us); // k1's 200 us of kernel time
     }
 
     void utilisationSeriesBuckets() {

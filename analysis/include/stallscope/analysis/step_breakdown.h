@@ -44,7 +44,9 @@ struct StepBreakdown {
     [[nodiscard]] bool empty() const { return steps.empty(); }
 };
 
-/// The breakdown of one device's steps; empty when the window has no steps.
+/// The breakdown of one device's steps inside the window (a step outside it, whose part of
+/// the window is empty, is left out: a range or one step analysed alone shows its own steps);
+/// empty when the window has no steps.
 StepBreakdown stepBreakdown(const DeviceMetrics& device);
 
 } // namespace stallscope::analysis

@@ -84,6 +84,14 @@ struct TimelineIndex {
     // end, the deepest lane holding every depth below it).
     std::vector<std::vector<std::vector<int64_t>>> maxEnds;
     std::vector<CounterSeries> counters;
+    /// Operators-only views: per track of the trace, the lane set (appended to `lanes` after
+    /// the tracks' own, addressed by a TrackId past them) of its slices without Python frames,
+    /// nested by their operator ancestors alone; invalid for a track without Python frames.
+    std::vector<model::TrackId> operatorViews;
+    /// Per slice, its lane in its track's operators-only view (kNotShown: a Python frame);
+    /// empty when no track has Python frames.
+    std::vector<uint8_t> operatorDepth;
+    static constexpr uint8_t kNotShown = 255;
 
     /// The index of `t`, which must outlive it (lanes hold indices into its slice table).
     static std::shared_ptr<const TimelineIndex> build(const model::Trace& t);
@@ -93,6 +101,12 @@ struct TimelineIndex {
     [[nodiscard]] const Lane& lane(model::TrackId track, int depth) const;
     /// Lanes of `track` (1 .. kMaxLanes), 0 for an unknown track.
     [[nodiscard]] int laneCount(model::TrackId track) const;
+    /// The lane set of `track`'s operators-only view, or invalid when it has no Python frames.
+    [[nodiscard]] model::TrackId operatorsOnly(model::TrackId track) const;
+    /// The lane of slice `slice` in lane set `laneTrack` (its track's own or its operators-only
+    /// view), or -1 when that view does not show it.
+    [[nodiscard]] int laneOf(const model::SliceTable& s, model::TrackId laneTrack,
+                             uint32_t slice) const;
     /// The first position >= `from` in that lane whose slice starts at or after `t`. Gallops
     /// over the lane's compact start samples, then bisects one block: a few cache misses
     /// however far `t` is (a binary search over the slice table misses at every probe).
