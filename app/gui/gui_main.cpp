@@ -69,11 +69,15 @@ int main(int argc, char** argv) {
         "progressive",
         "with --screenshot: open PATH as the window does (progressively) and take the picture "
         "at the first partial view, then cancel; prints the time to it as JSON");
+    const QCommandLineOption operatorsOnly(
+        "operators-only", "with --screenshot: CPU threads as their operators alone (no Python "
+                          "frames), as View ▸ CPU threads: operators only");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(
         "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
-    p.addOptions({shot, size, finding, capture, step, view, progressive, theme, man, icon});
+    p.addOptions(
+        {shot, size, finding, capture, step, view, operatorsOnly, progressive, theme, man, icon});
     p.process(app);
 
     if (p.isSet(man)) {
@@ -150,6 +154,7 @@ int main(int argc, char** argv) {
         o.capture = p.value(capture).toInt();
         if (p.isSet(step)) o.step = p.value(step).toLongLong();
         o.progressive = p.isSet(progressive);
+        o.operatorsOnly = p.isSet(operatorsOnly);
         o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);
         QString error;

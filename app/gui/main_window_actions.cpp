@@ -109,10 +109,15 @@ void MainWindow::createMenus() {
     view->addSeparator();
     // CPU threads without their Python frames: the operators nested by themselves (a row's
     // context menu does it for one thread).
-    QAction* ops = view->addAction(tr("CPU threads: &operators only (hide Python frames)"), this,
-                                   [this](bool on) { m_timeline->setOperatorsOnly(on); });
+    QAction* ops = view->addAction(tr("CPU threads: &operators only (hide Python frames)"));
     ops->setCheckable(true);
     ops->setObjectName("operatorsOnly");
+    ops->setChecked(settings::operatorsOnly());
+    m_timeline->setOperatorsOnly(ops->isChecked());
+    connect(ops, &QAction::toggled, this, [this](bool on) {
+        m_timeline->setOperatorsOnly(on);
+        settings::setOperatorsOnly(on);
+    });
     QMenu* theme = view->addMenu(tr("&Theme"));
     auto* group = m_themeGroup = new QActionGroup(this);
     const std::pair<QString, ThemeMode> modes[] = {{tr("Follow the system"), ThemeMode::System},

@@ -274,12 +274,19 @@ void OverviewPanel::refresh() {
     m_bars->setBreakdown(b, mode);
     // The summary: the mean step and its largest parts.
     const int64_t busy = gpuBusy(b.meanNs);
-    m_summary->setText(tr("<b>GPU %1</b> · %2 steps · mean of %3 %4: <b>%5</b> · GPU busy %6 of it")
-                           .arg(b.device)
-                           .arg(b.steps.size())
-                           .arg(b.meanOver)
-                           .arg(b.meanOver == b.steps.size() ? tr("steps") : tr("steady steps"))
-                           .arg(dur(b.meanStepNs), pct(busy, b.meanStepNs)));
+    if (b.steps.size() == 1) // one step (a step or range scope): its length, no mean
+        m_summary->setText(tr("<b>GPU %1</b> · step #%2: <b>%3</b> · GPU busy %4 of it")
+                               .arg(b.device)
+                               .arg(b.steps.front().number)
+                               .arg(dur(b.meanStepNs), pct(busy, b.meanStepNs)));
+    else
+        m_summary->setText(
+            tr("<b>GPU %1</b> · %2 steps · mean of %3 %4: <b>%5</b> · GPU busy %6 of it")
+                .arg(b.device)
+                .arg(b.steps.size())
+                .arg(b.meanOver)
+                .arg(b.meanOver == b.steps.size() ? tr("steps") : tr("steady steps"))
+                .arg(dur(b.meanStepNs), pct(busy, b.meanStepNs)));
     // The table: the bars' figures.
     const size_t bars = m_bars->barCount();
     QStringList header{tr("Step"), tr("Length")};

@@ -24,6 +24,12 @@ void setTheme(ThemeMode mode) {
                                              : mode == ThemeMode::Light ? "light"
                                                                         : "system");
 }
+bool operatorsOnly() {
+    return QSettings().value("timeline/operatorsOnly", false).toBool();
+}
+void setOperatorsOnly(bool on) {
+    QSettings().setValue("timeline/operatorsOnly", on);
+}
 bool reopenLast() {
     return QSettings().value("session/reopenLast", false).toBool();
 }

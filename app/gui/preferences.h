@@ -24,6 +24,9 @@ void setLastSession(const QString& path);
 /// The folder of the last file dialog.
 QString lastFolder();
 void setLastFolder(const QString& fileOrFolder);
+/// View ▸ CPU threads: operators only (kept between sessions).
+bool operatorsOnly();
+void setOperatorsOnly(bool on);
 int recentCount(); // 1..30
 void setRecentCount(int n);
 /// "html", "pdf", "md", "json" or "trace.json.gz": what Export suggests.

@@ -98,6 +98,7 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     if (!doc) return 1;
     MainWindow w;
     w.resize(o.size);
+    if (o.operatorsOnly) w.timeline()->setOperatorsOnly(true);
     w.setDocument(doc);
     if (o.capture > 0) {
         if (o.capture > w.capturePicker()->count()) {

@@ -17,7 +17,8 @@ struct ScreenshotOptions {
     int finding = 1;          // 1-based; 0 selects none
     int capture = 0;          // 1-based: that capture of the shown rank; 0: its latest steady
     int64_t step = -1;        // >= 0: choose ProfilerStep#step in the Step box (the scope)
-    QString view = "timeline"; // "captures": the timeline with the Capture list open
+    QString view = "timeline";  // "captures": the timeline with the Capture list open
+    bool operatorsOnly = false; // CPU threads as their operators alone (View menu)
     ThemeMode theme = ThemeMode::Light;
     /// Opens PATH as the GUI does (on the load worker, progressively) and takes the picture at
     /// the first partial document, then cancels; prints the time to that picture and how long

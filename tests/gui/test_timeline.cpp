@@ -258,6 +258,26 @@ private Q_SLOTS:
         QVERIFY(trigger(f.view->contextMenuAt(at(0)), "showHidden"));
         QCOMPARE(f.view->layout().hiddenRows(), 0);
         QVERIFY(f.view->layout().rows()[size_t(moved)].visible);
+        // One row moves inside its group: the stream above the GPU's counters, and no further
+        // (the group's header stays first).
+        const auto& rows = f.view->layout().rows();
+        const model::TrackId track = rows[size_t(moved)].track;
+        int header = moved;
+        while (rows[size_t(header)].kind != RowKind::Group) --header;
+        QVERIFY(moved - header >= 2); // counters between the header and the stream
+        for (int k = 0; k < 10; ++k) {
+            QVERIFY(trigger(f.view->contextMenuAt(at(moved)), "rowUp"));
+            moved = f.view->layout().rowOfTrack(track);
+        }
+        QCOMPARE(moved, header + 1);
+        QCOMPARE(rows[size_t(header)].kind, RowKind::Group);
+        QVERIFY(trigger(f.view->contextMenuAt(at(moved)), "rowDown"));
+        QCOMPARE(f.view->layout().rowOfTrack(track), header + 2);
+        y = 0;
+        for (const TimelineRow& r : rows) {
+            QCOMPARE(r.y, y);
+            y += r.height;
+        }
     }
 
     // Bookmarks: added at the selected event or the view's middle, kept in time order,

@@ -219,6 +219,30 @@ std::vector<int> TimelineLayout::moveGroup(int group, int delta) {
     return newIndex;
 }
 
+std::vector<int> TimelineLayout::moveRow(int row, int delta) {
+    std::vector<int> newIndex(m_rows.size());
+    for (size_t i = 0; i < newIndex.size(); ++i) newIndex[i] = int(i);
+    if (row < 0 || size_t(row) >= m_rows.size() || m_rows[size_t(row)].kind == RowKind::Group)
+        return newIndex;
+    const int group = m_rows[size_t(row)].group, step = delta < 0 ? -1 : 1;
+    int to = row;
+    for (int k = 0; k < std::abs(delta); ++k) {
+        const int next = to + step;
+        if (next < 0 || size_t(next) >= m_rows.size() ||
+            m_rows[size_t(next)].kind == RowKind::Group || m_rows[size_t(next)].group != group)
+            break;
+        to = next;
+    }
+    if (to == row) return newIndex;
+    TimelineRow moved = std::move(m_rows[size_t(row)]);
+    m_rows.erase(m_rows.begin() + row);
+    m_rows.insert(m_rows.begin() + to, std::move(moved));
+    for (int i = std::min(row, to); i <= std::max(row, to); ++i)
+        newIndex[size_t(i)] = i == row ? to : i - step;
+    relayout();
+    return newIndex;
+}
+
 std::vector<int> TimelineLayout::pinGroup(int group) {
     return moveGroup(group, -int(m_groups.size()));
 }

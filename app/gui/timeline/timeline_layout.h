@@ -81,6 +81,9 @@ public:
     /// top (pinGroup); the other groups keep their order. Returns each old row's new index.
     std::vector<int> moveGroup(int group, int delta);
     std::vector<int> pinGroup(int group);
+    /// Moves a thread, stream or counter row `delta` rows up (< 0) or down inside its group
+    /// (a header is not passed). Returns each old row's new index.
+    std::vector<int> moveRow(int row, int delta);
     /// The groups in display order.
     [[nodiscard]] std::vector<int> groupOrder() const;
 

@@ -377,6 +377,16 @@ void TimelineRenderer::paintHeaders(QPainter& p, const TimelineLayout& layout, c
                     : QCoreApplication::translate("TimelineView", "%1 levels · click to fold")
                           .arg(r.allLanes));
         }
+        if (r.kind == RowKind::Slices && r.laneTrack != r.track) {
+            // Operators only: said under the name (the row's menu or View brings frames back).
+            const int line = r.allLanes > TimelineLayout::kOpenCpuLanes ? 50 : 34;
+            if (r.height >= line + 16) {
+                p.setPen(th.mutedText);
+                p.drawText(
+                    QRect(16, y + line, W - 20, 16), Qt::AlignVCenter | Qt::AlignLeft,
+                    QCoreApplication::translate("TimelineView", "operators only (no Python)"));
+            }
+        }
         p.setPen(th.grid);
         p.drawLine(0, y + r.height - 1, W, y + r.height - 1);
     }

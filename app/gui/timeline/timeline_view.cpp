@@ -516,6 +516,15 @@ QMenu* TimelineView::contextMenuAt(QPoint pos) {
                                     rowsChanged({});
                                 })
                     ->setObjectName("hideRow");
+            if (r.kind != RowKind::Group) {
+                menu->addAction(
+                        tr("Move this row up"), this,
+                        [this, row, rowsChanged] { rowsChanged(m_layout.moveRow(row, -1)); })
+                    ->setObjectName("rowUp");
+                menu->addAction(tr("Move this row down"), this,
+                                [this, row, rowsChanged] { rowsChanged(m_layout.moveRow(row, 1)); })
+                    ->setObjectName("rowDown");
+            }
             const int group = r.group;
             if (group >= 0) {
                 menu->addAction(
