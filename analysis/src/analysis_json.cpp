@@ -1,4 +1,5 @@
 #include "stallscope/analysis/analysis_json.h"
+#include "stallscope/analysis/memory.h"
 
 #include <algorithm>
 #include <cmath>
@@ -450,8 +451,109 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     w.endObject();
     w.key("stats");
     writeStats(w, t, r.stats, o);
+    // Memory, when the trace has allocator events (profile_memory=True).
+    if (!t.memorySamples().empty()) {
+        w.key("memory");
+        writeMemoryJson(w, t, analyzeMemory(t, r), o.maxTableRows);
+    }
     w.key("notes").beginArray();
     for (const auto& n : r.notes) w.value(n);
+    w.endArray();
+    w.endObject();
+}
+
+void writeMemoryJson(JsonWriter& w, const model::Trace& t, const MemoryAnalysis& m, size_t maxRows,
+                     bool events) {
+    auto sliceRef = [&t](JsonWriter& j, model::SliceId s) {
+        if (s.valid())
+            j.value(t.str(t.slices().name[s.index()]));
+        else
+            j.null();
+    };
+    w.beginObject();
+    w.key("devices").beginArray();
+    for (const DeviceMemory& d : m.devices) {
+        w.beginObject();
+        w.key("device").value(d.device);
+        w.key("kind").value(d.deviceType == 1 ? "gpu" : "host");
+        w.key("label").value(d.label);
+        w.key("capacity_bytes").value(d.capacity);
+        w.key("events").value(d.events);
+        w.key("allocations").value(d.allocations);
+        w.key("frees").value(d.frees);
+        w.key("allocated_bytes").value(d.allocatedBytes);
+        w.key("freed_bytes").value(d.freedBytes);
+        w.key("peak_allocated_bytes").value(d.peakAllocated);
+        w.key("peak_allocated_ts_ns").value(d.peakAllocatedAt);
+        w.key("peak_step").value(d.peakStep);
+        w.key("peak_reserved_bytes").value(d.peakReserved);
+        w.key("peak_reserved_ts_ns").value(d.peakReservedAt);
+        w.key("allocated_at_peak_reserved_bytes").value(d.allocatedAtPeakReserved);
+        w.key("live_attributed_bytes").value(d.liveAttributed);
+        w.key("live_before_trace_bytes").value(d.liveBeforeTrace);
+        for (auto [key, groups] : {std::pair{"live_by_operator", &d.liveByOperator},
+                                   std::pair{"live_by_frame", &d.liveByFrame}}) {
+            w.key(key).beginArray();
+            for (size_t i = 0; i < groups->size() && i < maxRows; ++i) {
+                const MemoryLiveGroup& g = (*groups)[i];
+                w.beginObject();
+                w.key("name").value(g.name);
+                w.key("bytes").value(g.bytes);
+                w.key("blocks").value(g.blocks);
+                w.endObject();
+            }
+            w.endArray();
+        }
+        w.key("operators").beginArray();
+        for (size_t i = 0; i < d.operators.size() && i < maxRows; ++i) {
+            const MemoryOperatorRow& o = d.operators[i];
+            w.beginObject();
+            w.key("name").value(o.name);
+            w.key("calls").value(o.calls);
+            w.key("allocations").value(o.allocations);
+            w.key("allocated_bytes").value(o.allocatedBytes);
+            w.key("frees").value(o.frees);
+            w.key("freed_bytes").value(o.freedBytes);
+            w.key("self_increase_bytes").value(o.selfIncrease);
+            w.key("total_increase_bytes").value(o.totalIncrease);
+            w.endObject();
+        }
+        w.endArray();
+        w.key("operators_total").value(static_cast<uint64_t>(d.operators.size()));
+        w.key("activation_bytes").value(d.activationBytes);
+        w.key("activation_step").value(d.activationStep);
+        w.key("advice").beginArray();
+        for (const MemoryAdvice& a : d.advice) {
+            w.beginObject();
+            w.key("id").value(a.id);
+            w.key("text").value(a.text);
+            w.key("fix").value(a.fix);
+            w.endObject();
+        }
+        w.endArray();
+        if (events) {
+            w.key("events").beginArray();
+            for (const MemoryEventRow& e : d.rows) {
+                w.beginObject();
+                w.key("ts_ns").value(e.ts);
+                w.key("bytes").value(e.bytes);
+                w.key("total_allocated").value(e.totalAllocated);
+                w.key("total_reserved").value(e.totalReserved);
+                w.key("addr").value(e.addr);
+                w.key("operator");
+                sliceRef(w, e.op);
+                w.key("frame");
+                sliceRef(w, e.frame);
+                w.key("freed_ts_ns").value(e.freedAt);
+                w.endObject();
+            }
+            w.endArray();
+        }
+        w.endObject();
+    }
+    w.endArray();
+    w.key("notes").beginArray();
+    for (const auto& n : m.notes) w.value(n);
     w.endArray();
     w.endObject();
 }

@@ -125,6 +125,7 @@ void BatchMerger::merge(EventBatch& b) {
     for (MemorySample m : b.memory) {
         m.process = m_proc[m.process.index()];
         if (!m.process.valid()) continue;
+        if (m.track.valid()) m.track = m_track[m.track.index()];
         m_b.appendMemory(m);
     }
     for (const MetaRecord& r : b.metadata) {

@@ -199,6 +199,8 @@ void ChromeEventReader::commitInstant(uint64_t offset, uint32_t length) {
         ms.deviceType = m_ev.deviceType;
         ms.deviceId = m_ev.deviceId;
         ms.process = model::ProcessId(processIndex(m_ev.pid));
+        ms.track = model::TrackId(trackIndex(m_ev.pid, m_ev.tid));
+        ms.addr = m_ev.memAddr;
         m_b.memory.push_back(ms);
         return;
     }

@@ -344,6 +344,13 @@ error_code ChromeEventReader::readArgs(sjo::value& v, uint64_t offset) {
                 continue;
             }
             break;
+        case 'A':
+            if (keyIs(k, "Addr")) {
+                if (auto e = readInt(val, iv, ok)) return e;
+                if (ok) m_ev.memAddr = static_cast<uint64_t>(iv);
+                continue;
+            }
+            break;
         case 'B':
             if (keyIs(k, "Bytes")) {
                 if (auto e = readInt(val, iv, ok)) return e;

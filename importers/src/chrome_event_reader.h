@@ -47,6 +47,7 @@ private:
         bool hasSortIndex = false;
         int64_t sortIndex = 0;
         int64_t memBytes = 0, totalAllocated = -1, totalReserved = -1;
+        uint64_t memAddr = 0;
         int16_t deviceType = -1, deviceId = -1;
         bool memoryFields = false;
         std::vector<std::pair<uint32_t, double>> numerics;  // C events: key -> value

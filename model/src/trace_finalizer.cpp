@@ -65,8 +65,11 @@ bool TraceFinalizer::run() {
             buildCorrelationIndex(sideDiagnostics);
             sortInstants();
             sortCounters();
-            std::sort(m_t.m_memory.begin(), m_t.m_memory.end(),
-                      [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
+            // Stable: events at one instant keep the file's order (a free before the next
+            // allocation at the same address, the allocator's totals in sequence).
+            std::stable_sort(
+                m_t.m_memory.begin(), m_t.m_memory.end(),
+                [](const MemorySample& a, const MemorySample& b) { return a.ts < b.ts; });
         });
     m_t.m_diagnostics.merge(sideDiagnostics);
     if (stopped()) return false;

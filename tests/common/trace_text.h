@@ -47,6 +47,17 @@ public:
                    std::to_string(ts) + R"(, "args": {"Device Type": 1, "Device Id": )" + std::to_string(device) +
                    R"(, "Bytes": 1, "Total Allocated": 1, "Total Reserved": )" + std::to_string(totalReserved) + "}}");
     }
+    /// A profile_memory event: `bytes` > 0 allocates at `addr`, < 0 frees it.
+    TraceText& alloc(int64_t ts, uint64_t addr, int64_t bytes, int64_t totalAllocated,
+                     int64_t totalReserved, int device = 0, int tid = 1) {
+        return add(
+            R"({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 100, "tid": )" +
+            std::to_string(tid) + R"(, "ts": )" + std::to_string(ts) +
+            R"(, "args": {"Device Type": )" + (device < 0 ? "0" : "1") + R"(, "Device Id": )" +
+            std::to_string(device) + R"(, "Addr": )" + std::to_string(addr) + R"(, "Bytes": )" +
+            std::to_string(bytes) + R"(, "Total Allocated": )" + std::to_string(totalAllocated) +
+            R"(, "Total Reserved": )" + std::to_string(totalReserved) + "}}");
+    }
     TraceText& add(const std::string& event) {
         m_events.push_back(event);
         return *this;

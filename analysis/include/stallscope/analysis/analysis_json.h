@@ -32,4 +32,11 @@ void writeAnalysisJson(base::JsonWriter& w, const model::Trace& trace, const Ana
 
 std::string_view windowKindName(WindowKind k);
 
+struct MemoryAnalysis;
+/// A memory analysis as one JSON object (docs/analysis-json.md "memory"): per device its
+/// peaks, headroom, live-at-peak groups (at most `maxRows` each), operator table and advice;
+/// the events themselves when `events`.
+void writeMemoryJson(base::JsonWriter& w, const model::Trace& trace, const MemoryAnalysis& m,
+                     size_t maxRows = 50, bool events = false);
+
 } // namespace stallscope::analysis

@@ -148,6 +148,8 @@ struct MemorySample {
     int16_t deviceType = -1;       // 0 CPU, 1 CUDA
     int16_t deviceId = -1;
     ProcessId process;
+    TrackId track;     // the thread that allocated or freed (invalid: not said)
+    uint64_t addr = 0; // the block's address (0: not said); frees match by it
 };
 
 struct DeviceProperties {
