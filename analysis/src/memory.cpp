@@ -50,9 +50,9 @@ std::vector<MemoryLiveGroup> grouped(std::map<std::string, MemoryLiveGroup>& by)
     std::vector<MemoryLiveGroup> out;
     out.reserve(by.size());
     for (auto& [name, g] : by) out.push_back(std::move(g));
-    std::stable_sort(out.begin(), out.end(), [](const MemoryLiveGroup& a, const MemoryLiveGroup& b) {
-        return a.bytes > b.bytes;
-    });
+    std::stable_sort(
+        out.begin(), out.end(),
+        [](const MemoryLiveGroup& a, const MemoryLiveGroup& b) { return a.bytes > b.bytes; });
     return out;
 }
 
@@ -88,7 +88,8 @@ void activations(const std::vector<int64_t>& backward, const AnalysisResult& r, 
             if (e.bytes > 0 && e.ts >= span.start && e.ts < bwd && e.freedAt >= bwd &&
                 e.freedAt < span.end)
                 kept = satAdd(kept, e.bytes);
-        if (kept > d.activationBytes) d.activationBytes = kept, d.activationStep = r.steps[i].number;
+        if (kept > d.activationBytes)
+            d.activationBytes = kept, d.activationStep = r.steps[i].number;
     }
 }
 
@@ -107,11 +108,12 @@ void advise(DeviceMemory& d, const MemoryThresholds& th) {
              "precision (torch.autocast with bfloat16 or float16), or a smaller batch."});
     if (d.peakReserved > 0 && d.allocatedAtPeakReserved >= 0) {
         const int64_t held = d.peakReserved - d.allocatedAtPeakReserved;
-        if (held >= th.cacheHeldMinBytes && double(held) >= th.cacheHeldShare * double(d.peakReserved))
+        if (held >= th.cacheHeldMinBytes &&
+            double(held) >= th.cacheHeldShare * double(d.peakReserved))
             d.advice.push_back(
                 {"cache_held",
-                 "When reserved memory peaked at " + formatBytes(uint64_t(d.peakReserved)) +
-                     ", " + formatBytes(uint64_t(d.allocatedAtPeakReserved)) +
+                 "When reserved memory peaked at " + formatBytes(uint64_t(d.peakReserved)) + ", " +
+                     formatBytes(uint64_t(d.allocatedAtPeakReserved)) +
                      " of it was allocated: " + formatBytes(uint64_t(held)) + " (" +
                      pctText(double(held) / double(d.peakReserved)) +
                      ") sat in the caching allocator's cache, freed blocks it keeps or "
@@ -194,7 +196,8 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
             const bool inWindow = e.ts >= lo && e.ts <= hi;
             if (inWindow) {
                 ++d.events;
-                if (e.bytes > 0) ++d.allocations, d.allocatedBytes = satAdd(d.allocatedBytes, e.bytes);
+                if (e.bytes > 0)
+                    ++d.allocations, d.allocatedBytes = satAdd(d.allocatedBytes, e.bytes);
                 if (e.bytes < 0) ++d.frees, d.freedBytes = satAdd(d.freedBytes, satSub(0, e.bytes));
                 if (e.totalAllocated > d.peakAllocated) {
                     d.peakAllocated = e.totalAllocated;
@@ -266,7 +269,8 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
             if (e.bytes < 0) ++o.frees, o.freedBytes = satAdd(o.freedBytes, satSub(0, e.bytes));
             std::set<StringId> seen; // a name counted once per event (recursion)
             for (SliceId p = e.op; p.valid(); p = s.parent[p.index()])
-                if (s.kind[p.index()] == EventKind::CpuOp && seen.insert(s.name[p.index()]).second) {
+                if (s.kind[p.index()] == EventKind::CpuOp &&
+                    seen.insert(s.name[p.index()]).second) {
                     MemoryOperatorRow& a = ops[nameOf(t, p, "")];
                     a.totalIncrease = satAdd(a.totalIncrease, e.bytes);
                     calls[nameOf(t, p, "")].insert(p.index());

@@ -72,9 +72,8 @@ void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::An
                 out << ", " << bytes(d.liveBeforeTrace)
                     << " allocated before it began (not attributable)";
             out << "\n";
-            for (auto [title, groups] :
-                 {std::pair{"by operator", &d.liveByOperator},
-                  std::pair{"by Python frame", &d.liveByFrame}}) {
+            for (auto [title, groups] : {std::pair{"by operator", &d.liveByOperator},
+                                         std::pair{"by Python frame", &d.liveByFrame}}) {
                 if (groups->empty()) continue;
                 out << "    " << title << ":\n";
                 for (size_t i = 0; i < groups->size() && i < o.top; ++i)
@@ -88,19 +87,18 @@ void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::An
         if (!d.operators.empty()) {
             out << "  operators (self: their own allocations and frees; total: at any depth "
                    "inside them):\n";
-            out << "    " << std::left << std::setw(44) << "operator" << std::right
-                << std::setw(7) << "calls" << std::setw(8) << "allocs" << std::setw(12)
-                << "allocated" << std::setw(12) << "self +" << std::setw(12) << "total +"
+            out << "    " << std::left << std::setw(44) << "operator" << std::right << std::setw(7)
+                << "calls" << std::setw(8) << "allocs" << std::setw(12) << "allocated"
+                << std::setw(12) << "self +" << std::setw(12) << "total +"
                 << "\n";
             for (size_t i = 0; i < d.operators.size() && i < o.top; ++i) {
                 const analysis::MemoryOperatorRow& op = d.operators[i];
                 std::string name = op.name;
                 if (name.size() > 43) name = name.substr(0, 42) + "…";
-                out << "    " << std::left << std::setw(44) << name << std::right
-                    << std::setw(7) << op.calls << std::setw(8) << op.allocations
-                    << std::setw(12) << bytes(op.allocatedBytes) << std::setw(12)
-                    << bytes(op.selfIncrease) << std::setw(12) << bytes(op.totalIncrease)
-                    << "\n";
+                out << "    " << std::left << std::setw(44) << name << std::right << std::setw(7)
+                    << op.calls << std::setw(8) << op.allocations << std::setw(12)
+                    << bytes(op.allocatedBytes) << std::setw(12) << bytes(op.selfIncrease)
+                    << std::setw(12) << bytes(op.totalIncrease) << "\n";
             }
             if (d.operators.size() > o.top)
                 out << "    … " << d.operators.size() - o.top << " more (--top N)\n";
@@ -112,8 +110,8 @@ void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::An
                    "operator):\n";
             for (const analysis::MemoryEventRow& ev : d.rows) {
                 out << "    +" << formatDuration(ev.ts - origin) << "  " << std::setw(10)
-                    << bytes(ev.bytes) << "  " << std::setw(10) << bytes(ev.totalAllocated)
-                    << "  " << std::setw(10) << bytes(ev.totalReserved) << "  "
+                    << bytes(ev.bytes) << "  " << std::setw(10) << bytes(ev.totalAllocated) << "  "
+                    << std::setw(10) << bytes(ev.totalReserved) << "  "
                     << (ev.op.valid() ? t.str(t.slices().name[ev.op.index()]) : "-") << "\n";
             }
         }
@@ -137,7 +135,8 @@ int runMemory(const MemoryOptions& o, std::ostream& out, std::ostream& err) {
         for (const auto& p : r.value().session.problems)
             err << "stallscope-cli: " << path << ": skipped " << p << "\n";
         for (const workspace::AnalysedTrace& at : r.value().traces) {
-            const analysis::MemoryAnalysis m = analysis::analyzeMemory(*at.entry.trace, *at.analysis);
+            const analysis::MemoryAnalysis m =
+                analysis::analyzeMemory(*at.entry.trace, *at.analysis);
             if (o.json) {
                 w.beginObject();
                 w.key("path").value(at.entry.path);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace stallscope::scene {
 
@@ -264,17 +265,22 @@ struct IndexBuilder {
             }
             if (!q.steps.empty()) x.counters.push_back(std::move(q));
         }
-        // Allocator memory, per device (CUDA) and for the host.
-        std::map<std::pair<int, int>, CounterSeries> mem;
+        // Allocator memory, per device (CUDA) and for the host: allocated, then reserved
+        // (a host's reserved total is 0: left out).
+        std::map<std::tuple<int, int, bool>, CounterSeries> mem;
         for (const MemorySample& m : t.memorySamples()) {
-            if (m.totalAllocated < 0) continue;
             const int dev = m.deviceType == 1 ? m.deviceId : -1;
-            CounterSeries& cs = mem[{m.deviceType, dev}];
-            cs.kind = CounterKind::Memory;
-            cs.device = dev;
-            cs.unit = "MB";
-            cs.steps.emplace_back(m.ts, double(m.totalAllocated) / 1e6);
-            cs.maxValue = std::max(cs.maxValue, double(m.totalAllocated) / 1e6);
+            for (const bool reserved : {false, true}) {
+                const int64_t v = reserved ? m.totalReserved : m.totalAllocated;
+                if (v < 0 || (reserved && m.deviceType != 1)) continue;
+                CounterSeries& cs = mem[{m.deviceType, dev, reserved}];
+                cs.kind = CounterKind::Memory;
+                cs.device = dev;
+                cs.reserved = reserved;
+                cs.unit = "MB";
+                cs.steps.emplace_back(m.ts, double(v) / 1e6);
+                cs.maxValue = std::max(cs.maxValue, double(v) / 1e6);
+            }
         }
         for (auto& [k, cs] : mem) x.counters.push_back(std::move(cs));
         for (CounterSeries& c : x.counters) c.prepare();

@@ -137,14 +137,18 @@ private Q_SLOTS:
         allocated(1500, 6'000'000'000);
         Fixture f(t.load());
         const auto& rows = f.view->layout().rows();
-        int util = -1, mem = -1;
+        int util = -1, mem = -1, reserved = -1;
         for (size_t i = 0; i < rows.size(); ++i) {
             if (rows[i].kind != RowKind::Counter) continue;
-            const auto kind = f.view->layout().counters()[size_t(rows[i].counter)].kind;
-            if (kind == CounterKind::Utilization) util = int(i);
-            if (kind == CounterKind::Memory) mem = int(i);
+            const auto& c = f.view->layout().counters()[size_t(rows[i].counter)];
+            if (c.kind == CounterKind::Utilization) util = int(i);
+            if (c.kind == CounterKind::Memory) (c.reserved ? reserved : mem) = int(i);
         }
-        QVERIFY(util >= 0 && mem >= 0);
+        QVERIFY(util >= 0 && mem >= 0 && reserved >= 0);
+        QCOMPARE(rows[size_t(reserved)].label, QString("GPU memory reserved"));
+        QVERIFY(
+            f.view->counterReadout(reserved, f.view->viewport().xOf(f.trace->startNs() + 2000 * us))
+                .contains("8000 MB"));
         const int64_t t0 = f.trace->startNs();
         f.view->zoomTo(t0, t0 + 3000 * us, 0);
         const double xBusy = f.view->viewport().xOf(t0 + 1500 * us);

@@ -84,8 +84,9 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
                 r.kind = RowKind::Counter;
                 r.group = header.group;
                 r.counter = static_cast<int>(ci);
-                r.label = cs.kind == CounterKind::Utilization ? "GPU utilisation"
+                r.label = cs.kind == CounterKind::Utilization  ? "GPU utilisation"
                           : cs.kind == CounterKind::QueueDepth ? "Launch queue depth"
+                          : cs.device >= 0 && cs.reserved      ? "GPU memory reserved"
                           : cs.device >= 0                     ? "GPU memory allocated"
                                                                : "Host memory allocated";
                 m_rows.push_back(r);

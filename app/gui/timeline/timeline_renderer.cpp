@@ -193,7 +193,10 @@ void TimelineRenderer::paintLanes(QPainter& p, const TimelineLayout& layout, con
 void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h) {
     const Theme& th = Theme::current();
     const int x0 = TimelineViewport::kHeaderWidth, x1 = vp.width;
-    QColor fill = c.kind == CounterKind::Utilization ? QColor(46, 160, 90) : c.kind == CounterKind::Memory ? QColor(52, 120, 200) : QColor(155, 89, 182);
+    QColor fill = c.kind == CounterKind::Utilization ? QColor(46, 160, 90)
+                  : c.kind == CounterKind::Memory
+                      ? (c.reserved ? QColor(110, 110, 190) : QColor(52, 120, 200))
+                      : QColor(155, 89, 182);
     QColor line = fill;
     fill.setAlpha(th.dark ? 110 : 90);
     // One value per pixel column; the area is filled as runs of equal-height columns and

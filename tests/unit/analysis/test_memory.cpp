@@ -101,7 +101,8 @@ private Q_SLOTS:
         // Operators: self (innermost) and total (at any depth).
         const MemoryOperatorRow* addmm = op(*d, "aten::addmm");
         const MemoryOperatorRow* linear = op(*d, "aten::linear");
-        const MemoryOperatorRow* bwd = op(*d, "autograd::engine::evaluate_function: AddmmBackward0");
+        const MemoryOperatorRow* bwd =
+            op(*d, "autograd::engine::evaluate_function: AddmmBackward0");
         QVERIFY(addmm && linear && bwd);
         QCOMPARE(addmm->allocations, uint64_t(1));
         QCOMPARE(addmm->selfIncrease, 4 * MiB);
@@ -157,7 +158,8 @@ private Q_SLOTS:
         t.step(1, 0, 1000);
         t.alloc(10, 0x999, -MiB, 5 * MiB, 8 * MiB);
         t.alloc(20, 0, 2 * MiB, 7 * MiB, 8 * MiB);
-        t.add(R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 100, "tid": 1, "ts": 30, "args": {"Device Type": 13, "Device Id": 0, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 0}})");
+        t.add(
+            R"({"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 100, "tid": 1, "ts": 30, "args": {"Device Type": 13, "Device Id": 0, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 0}})");
         t.launch("k", 40, 5, 50, 100);
         auto trace = t.load();
         const AnalysisResult r = analyze(*trace);

@@ -17,14 +17,14 @@ namespace stallscope::analysis {
 /// One `[memory]` event of a device, with what the replay learnt about it.
 struct MemoryEventRow {
     int64_t ts = 0;
-    int64_t bytes = 0;          // > 0 allocation, < 0 free
+    int64_t bytes = 0;           // > 0 allocation, < 0 free
     int64_t totalAllocated = -1; // as the event says (-1: not said)
     int64_t totalReserved = -1;
     uint64_t addr = 0;
-    model::SliceId op;          // the innermost operator holding it (invalid: none)
-    model::SliceId frame;       // the innermost Python frame of the program's code holding it
-                                // (not a "<built-in ...>" wrapper; invalid: none)
-    int64_t freedAt = -1;       // allocations: when the block was freed (-1: not in the trace)
+    model::SliceId op;    // the innermost operator holding it (invalid: none)
+    model::SliceId frame; // the innermost Python frame of the program's code holding it
+                          // (not a "<built-in ...>" wrapper; invalid: none)
+    int64_t freedAt = -1; // allocations: when the block was freed (-1: not in the trace)
 };
 
 /// Bytes live at the peak that one operator or frame allocated.
@@ -42,15 +42,15 @@ struct MemoryOperatorRow {
     uint64_t calls = 0; // ranges of this name holding at least one event (at any depth)
     uint64_t allocations = 0, frees = 0;
     int64_t allocatedBytes = 0, freedBytes = 0; // freedBytes >= 0
-    int64_t selfIncrease = 0;  // allocatedBytes - freedBytes
+    int64_t selfIncrease = 0;                   // allocatedBytes - freedBytes
     int64_t totalIncrease = 0; // every event inside a range of this name, at any depth
 };
 
 /// What to do about the memory, each only when its premise holds in the trace.
 struct MemoryAdvice {
-    std::string id;    // "near_capacity", "cache_held", "batch_headroom"
-    std::string text;  // what the trace shows (figures recomputable from the events)
-    std::string fix;   // the PyTorch change
+    std::string id;   // "near_capacity", "cache_held", "batch_headroom"
+    std::string text; // what the trace shows (figures recomputable from the events)
+    std::string fix;  // the PyTorch change
 };
 
 struct DeviceMemory {
@@ -87,8 +87,8 @@ struct MemoryAnalysis {
 
 /// Thresholds of the advice (docs/analysis.md "Memory").
 struct MemoryThresholds {
-    double nearCapacity = 0.90;     // peak reserved / device memory: near the limit
-    double cacheHeldShare = 0.25;   // (reserved - allocated) / reserved at the reserved peak
+    double nearCapacity = 0.90;   // peak reserved / device memory: near the limit
+    double cacheHeldShare = 0.25; // (reserved - allocated) / reserved at the reserved peak
     int64_t cacheHeldMinBytes = int64_t(1) << 30; // ... and at least this much held
     double headroomMinGrowth = 1.5; // the batch could grow at least this much to be said
 };

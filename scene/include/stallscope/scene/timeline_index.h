@@ -23,6 +23,7 @@ struct CounterSeries {
     std::vector<std::pair<int64_t, double>> steps; // Memory / QueueDepth: value from each ts on
     double maxValue = 1;
     std::string unit;
+    bool reserved = false; // Memory: the allocator's reserved total (else the allocated one)
 
     /// Builds the lookup tables; call once after filling busy or steps.
     void prepare();

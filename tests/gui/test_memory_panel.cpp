@@ -1,0 +1,151 @@
+// The Memory tab as a user meets it: an inline profile_memory trace whose figures are known
+// (the summary, the three tables, grouping, the filter, a double-click selecting the
+// operator, a click on the curve zooming the timeline), the real H100 transformer trace
+// against its own [memory] events, and a trace without memory events saying how to record
+// them. The tab follows a step scope.
+#include "test_support.h"
+#include "trace_text.h"
+
+#include "load_worker.h"
+#include "main_window.h"
+#include "memory_panel.h"
+#include "panel.h"
+#include "panel_id.h"
+#include "timeline/timeline_view.h"
+
+#include <QApplication>
+#include <QComboBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTest>
+
+#include <filesystem>
+
+using namespace stallscope;
+using namespace stallscope::gui;
+
+namespace {
+constexpr int64_t MiB = int64_t(1) << 20;
+
+std::shared_ptr<const model::Trace> inlineTrace() {
+    test::TraceText t;
+    t.step(1, 0, 1000);
+    t.python("model.py(10): forward", 5, 440);
+    t.cpu("aten::linear", 10, 190);
+    t.cpu("aten::addmm", 20, 80);
+    t.alloc(30, 0x100, 4 * MiB, 14 * MiB, 20 * MiB);
+    t.cpu("aten::relu", 300, 100);
+    t.alloc(310, 0x200, 2 * MiB, 16 * MiB, 20 * MiB);
+    t.alloc(600, 0x100, -4 * MiB, 12 * MiB, 20 * MiB);
+    t.launch("k_step", 20, 5, 40, 100);
+    return t.load();
+}
+} // namespace
+
+class TestMemoryPanel : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void inlineTraceFigures() {
+        auto trace = inlineTrace();
+        QVERIFY(trace);
+        auto a = std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace));
+        MemoryPanel p;
+        p.setData(trace, a);
+        const analysis::MemoryAnalysis& m = p.memory();
+        QCOMPARE(m.devices.size(), size_t(1));
+        QVERIFY2(p.summary()->text().contains("16.8 MB"), qPrintable(p.summary()->text()));
+        QVERIFY(p.summary()->text().contains("step #1"));
+        // Live at the peak: addmm's 4 MiB and relu's 2 MiB, by operator then by frame.
+        QTableWidget* live = p.table(MemoryPanel::LiveTab);
+        QCOMPARE(live->rowCount(), 2);
+        QCOMPARE(live->item(0, 0)->text(), QString("aten::addmm"));
+        p.grouping()->setCurrentIndex(1);
+        QCOMPARE(live->rowCount(), 1);
+        QCOMPARE(live->item(0, 0)->text(), QString("model.py(10): forward"));
+        QCOMPARE(live->item(0, 2)->text(), QString("2"));
+        // Operators: as many rows as the analysis has, sorted by total increase.
+        QTableWidget* ops = p.table(MemoryPanel::OperatorsTab);
+        QCOMPARE(ops->rowCount(), int(m.devices[0].operators.size()));
+        QCOMPARE(ops->item(0, 0)->text(), QString("aten::addmm")); // +4 MiB, then linear's total
+        // Events: every one, the filter hides the others, a double-click selects the operator.
+        QTableWidget* ev = p.table(MemoryPanel::EventsTab);
+        QCOMPARE(ev->rowCount(), 3);
+        p.filter()->setText("relu");
+        int shown = 0;
+        for (int i = 0; i < ev->rowCount(); ++i) shown += !ev->isRowHidden(i);
+        QCOMPARE(shown, 1);
+        QSignalSpy selected(&p, &MemoryPanel::eventRequested);
+        for (int i = 0; i < ev->rowCount(); ++i)
+            if (!ev->isRowHidden(i)) Q_EMIT ev->itemActivated(ev->item(i, 1));
+        QCOMPARE(selected.count(), 1);
+        const auto s = selected.front().front().value<model::SliceId>();
+        QCOMPARE(std::string(trace->str(trace->slices().name[s.index()])), std::string("aten::relu"));
+        // A click on the curve asks for that time.
+        p.resize(1200, 500);
+        p.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&p));
+        QSignalSpy time(&p, &MemoryPanel::timeRequested);
+        const QPoint mid(p.curve()->width() / 2, p.curve()->height() / 2);
+        QTest::mouseClick(p.curve(), Qt::LeftButton, {}, mid);
+        QCOMPARE(time.count(), 1);
+        QCOMPARE(time.front().front().toLongLong(), p.curve()->timeAt(mid.x()));
+    }
+
+    void noMemoryEventsSaysHowToRecordThem() {
+        test::TraceText t;
+        t.launch("k", 0, 5, 10, 100);
+        auto trace = t.load();
+        MemoryPanel p;
+        p.setData(trace, std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
+        QVERIFY(p.memory().empty());
+        QVERIFY(p.summary()->text().contains("profile_memory=True"));
+        QCOMPARE(p.table(MemoryPanel::EventsTab)->rowCount(), 0);
+    }
+
+    void realTraceInTheWindowAndItsScope() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto path = test::sharedTraces() /
+                          "memory/kineto/"
+                          "sidnb13_h100_transformer_dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
+        if (!std::filesystem::exists(path)) QSKIP("the transformer trace is not in ../shared/traces");
+        QString error;
+        auto doc = LoadWorker::loadNow(QString::fromStdString(path.string()), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.resize(1400, 900);
+        w.setDocument(doc);
+        w.showView(PanelId::Memory);
+        auto* p = w.findChild<MemoryPanel*>();
+        QVERIFY(p);
+        const model::Trace& t = *doc->traces.front().entry.trace;
+        // The peak is the largest Total Allocated of GPU 0's events in the window.
+        const auto& win = doc->traces.front().analysis->window;
+        int64_t peak = -1;
+        size_t events = 0;
+        for (const model::MemorySample& s : t.memorySamples())
+            if (s.deviceType == 1 && s.deviceId == 0 && s.ts >= win.startNs && s.ts <= win.endNs)
+                peak = std::max(peak, s.totalAllocated), ++events;
+        QVERIFY(!p->memory().empty());
+        QCOMPARE(p->memory().devices.front().peakAllocated, peak);
+        QCOMPARE(p->table(MemoryPanel::EventsTab)->rowCount(), int(t.memorySamples().size() -
+                                                                   size_t(std::count_if(
+                                                                       t.memorySamples().begin(),
+                                                                       t.memorySamples().end(),
+                                                                       [](const auto& s) {
+                                                                           return s.deviceType != 1;
+                                                                       }))));
+        QCOMPARE(p->memory().devices.front().events, uint64_t(events));
+        // A step as the scope: the tab shows that step's events only.
+        QVERIFY(findPanel("memory") && findPanel("memory")->followsScope);
+        const auto& steps = doc->traces.front().analysis->steps;
+        QVERIFY(steps.size() >= 2);
+        w.selectStep(steps[1].number);
+        QTRY_VERIFY_WITH_TIMEOUT(w.scopedAnalysis() != nullptr, 20000);
+        QVERIFY(p->memory().devices.front().events < uint64_t(events));
+    }
+};
+
+QTEST_MAIN(TestMemoryPanel)
+#include "test_memory_panel.moc"
