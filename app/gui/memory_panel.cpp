@@ -114,8 +114,8 @@ void MemoryCurveWidget::paintEvent(QPaintEvent*) {
     for (const MemoryEventRow& e : m_device->rows)
         top = std::max({top, double(e.totalAllocated), double(e.totalReserved)});
     auto xOf = [&](int64_t t) {
-        return r.left() + std::clamp(double(t - m_start) / double(m_end - m_start), 0.0, 1.0) *
-                              r.width();
+        return r.left() +
+               std::clamp(double(t - m_start) / double(m_end - m_start), 0.0, 1.0) * r.width();
     };
     auto yOf = [&](double v) { return r.bottom() - std::max(0.0, v) / top * r.height(); };
     // Step curves: a value holds from its event to the next.
@@ -216,8 +216,8 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     m_tabs->addTab(live, tr("Live at the peak"));
     // Operators.
     m_ops = makeTable(this, "memoryOperators",
-                      {tr("Operator"), tr("Calls"), tr("Allocations"), tr("Allocated"),
-                       tr("Frees"), tr("Freed"), tr("Self increase"), tr("Total increase")});
+                      {tr("Operator"), tr("Calls"), tr("Allocations"), tr("Allocated"), tr("Frees"),
+                       tr("Freed"), tr("Self increase"), tr("Total increase")});
     m_ops->setToolTip(tr("Self: the operator's own allocations and frees (it is the innermost "
                          "operator holding them); total: every event inside it at any depth."));
     m_tabs->addTab(m_ops, tr("Operators"));
@@ -412,22 +412,24 @@ void MemoryPanel::fillLive() {
 void MemoryPanel::applyFilter() {
     const QString f = m_filter->text().trimmed();
     for (int i = 0; i < m_events->rowCount(); ++i) {
-        const bool show = f.isEmpty() || m_events->item(i, 5)->text().contains(f, Qt::CaseInsensitive) ||
+        const bool show = f.isEmpty() ||
+                          m_events->item(i, 5)->text().contains(f, Qt::CaseInsensitive) ||
                           m_events->item(i, 6)->text().contains(f, Qt::CaseInsensitive);
         m_events->setRowHidden(i, !show);
     }
 }
 
 extern const PanelInfo kPanelMemory{
-    PanelId::Memory, "memory", QT_TRANSLATE_NOOP("MainWindow", "Memory"), [](MainWindow& mw) {
+    PanelId::Memory, "memory", QT_TRANSLATE_NOOP("MainWindow", "Memory"),
+    [](MainWindow& mw) {
         auto* w = new MemoryPanel(&mw);
         TimelineView* tl = mw.timeline();
         QObject::connect(w, &MemoryPanel::eventRequested, tl,
                          [tl](model::SliceId s) { tl->selectSlice(s, true); });
         QObject::connect(w, &MemoryPanel::timeRequested, tl, [tl](int64_t ns) {
             // A few hundred microseconds around the time, the timeline's cursor there.
-            const int64_t half = std::max<int64_t>(
-                50'000, (tl->viewport().endNs() - tl->viewport().startNs) / 200);
+            const int64_t half =
+                std::max<int64_t>(50'000, (tl->viewport().endNs() - tl->viewport().startNs) / 200);
             tl->zoomTo(ns - half, ns + half, 0);
         });
         return makePanel<MemoryPanel>(w, [](MemoryPanel& p, const PanelContext& c) {

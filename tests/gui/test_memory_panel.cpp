@@ -81,7 +81,8 @@ private Q_SLOTS:
             if (!ev->isRowHidden(i)) Q_EMIT ev->itemActivated(ev->item(i, 1));
         QCOMPARE(selected.count(), 1);
         const auto s = selected.front().front().value<model::SliceId>();
-        QCOMPARE(std::string(trace->str(trace->slices().name[s.index()])), std::string("aten::relu"));
+        QCOMPARE(std::string(trace->str(trace->slices().name[s.index()])),
+                 std::string("aten::relu"));
         // A click on the curve asks for that time.
         p.resize(1200, 500);
         p.show();
@@ -98,7 +99,8 @@ private Q_SLOTS:
         t.launch("k", 0, 5, 10, 100);
         auto trace = t.load();
         MemoryPanel p;
-        p.setData(trace, std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
+        p.setData(trace,
+                  std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
         QVERIFY(p.memory().empty());
         QVERIFY(p.summary()->text().contains("profile_memory=True"));
         QCOMPARE(p.table(MemoryPanel::EventsTab)->rowCount(), 0);
@@ -106,10 +108,12 @@ private Q_SLOTS:
 
     void realTraceInTheWindowAndItsScope() {
         STALLSCOPE_REQUIRE_SHARED_TRACES();
-        const auto path = test::sharedTraces() /
-                          "memory/kineto/"
-                          "sidnb13_h100_transformer_dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
-        if (!std::filesystem::exists(path)) QSKIP("the transformer trace is not in ../shared/traces");
+        const auto path =
+            test::sharedTraces() /
+            "memory/kineto/"
+            "sidnb13_h100_transformer_dc3b0e7228dd_851.1752215573993169006.pt.trace.json";
+        if (!std::filesystem::exists(path))
+            QSKIP("the transformer trace is not in ../shared/traces");
         QString error;
         auto doc = LoadWorker::loadNow(QString::fromStdString(path.string()), {}, &error);
         QVERIFY2(doc, qPrintable(error));
@@ -129,13 +133,10 @@ private Q_SLOTS:
                 peak = std::max(peak, s.totalAllocated), ++events;
         QVERIFY(!p->memory().empty());
         QCOMPARE(p->memory().devices.front().peakAllocated, peak);
-        QCOMPARE(p->table(MemoryPanel::EventsTab)->rowCount(), int(t.memorySamples().size() -
-                                                                   size_t(std::count_if(
-                                                                       t.memorySamples().begin(),
-                                                                       t.memorySamples().end(),
-                                                                       [](const auto& s) {
-                                                                           return s.deviceType != 1;
-                                                                       }))));
+        QCOMPARE(p->table(MemoryPanel::EventsTab)->rowCount(),
+                 int(t.memorySamples().size() -
+                     size_t(std::count_if(t.memorySamples().begin(), t.memorySamples().end(),
+                                          [](const auto& s) { return s.deviceType != 1; }))));
         QCOMPARE(p->memory().devices.front().events, uint64_t(events));
         // A step as the scope: the tab shows that step's events only.
         QVERIFY(findPanel("memory") && findPanel("memory")->followsScope);

@@ -64,7 +64,7 @@ private Q_SLOTS:
     void listsAndCompletionComeFromTheTables() {
         QByteArray commands, formats, help, reportHelp, err;
         QCOMPARE(run({"help", "--list", "commands"}, &commands), 0);
-        QCOMPARE(commands, QByteArray("info\nanalyze\nmerge\nreport\nrecord\n"));
+        QCOMPARE(commands, QByteArray("info\nanalyze\nmemory\nmerge\nreport\nrecord\n"));
         QCOMPARE(run({"help", "--list", "report-formats"}, &formats), 0);
         QCOMPARE(formats, QByteArray("html\npdf\nmd\nmarkdown\njson\ntrace\n"));
         QCOMPARE(run({"help", "--list", "nothing"}, nullptr, &err), 2);
@@ -353,6 +353,54 @@ private Q_SLOTS:
         QCOMPARE(o["ranks"].toObject()["straggler"].toInt(), 7);
         QCOMPARE(o["ranks"].toObject()["steps"].toArray().size(), 1);
     }
+    void memoryOfATraceWithAndWithoutEvents() {
+        QCOMPARE(run({"memory"}), 2);
+        QCOMPARE(run({"memory", "--top", "0", sample()}), 2);
+        QCOMPARE(run({"memory", "--bogus", sample()}), 2);
+        QCOMPARE(run({"memory", "/nonexistent.json"}), 1);
+        // The sample has no allocator events: said, with how to record them.
+        QByteArray out;
+        QCOMPARE(run({"memory", sample()}, &out), 0);
+        QVERIFY2(out.contains("profile_memory=True"), out.constData());
+        // A tiny profile_memory trace: its peak, the operator of the live block, the events.
+        QTemporaryDir dir;
+        const QString path = dir.filePath("mem.json");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            R"({"deviceProperties": [{"id": 0, "name": "G", "totalGlobalMem": 1000000000}],)"
+            R"("traceEvents": [)"
+            R"( {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},)"
+            R"( {"ph": "X", "cat": "cpu_op", "name": "aten::empty", "pid": 1, "tid": 1, "ts": 10, "dur": 10},)"
+            R"( {"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1, "ts": 15,)"
+            R"(  "args": {"Device Type": 1, "Device Id": 0, "Addr": 4096, "Bytes": 2000000, "Total Allocated": 2000000, "Total Reserved": 4000000}},)"
+            R"( {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 30, "dur": 5, "args": {"correlation": 1}},)"
+            R"( {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 40, "dur": 100, "args": {"correlation": 1, "device": 0, "stream": 7}})"
+            R"(]})");
+        f.close();
+        QCOMPARE(run({"memory", path}, &out), 0);
+        QVERIFY2(out.contains("peak allocated 2.0 MB"), out.constData());
+        QVERIFY(out.contains("aten::empty"));
+        QCOMPARE(run({"memory", "--json", "--events", path}, &out), 0);
+        const QJsonArray arr = QJsonDocument::fromJson(out).array();
+        QCOMPARE(arr.size(), 1);
+        auto firstDevice = [](const QJsonArray& a) {
+            return a[0].toObject()["memory"].toObject()["devices"].toArray()[0].toObject();
+        };
+        const QJsonObject d = firstDevice(arr);
+        QCOMPARE(d["peak_allocated_bytes"].toInteger(), 2000000);
+        QCOMPARE(d["peak_reserved_bytes"].toInteger(), 4000000);
+        QCOMPARE(d["capacity_bytes"].toInteger(), 1000000000);
+        QCOMPARE(d["events"].toArray().size(), 1);
+        QCOMPARE(d["events"].toArray()[0].toObject()["operator"].toString(),
+                 QString("aten::empty"));
+        // analyze --json carries the same object.
+        QCOMPARE(run({"analyze", "--json", path}, &out), 0);
+        QCOMPARE(
+            firstDevice(QJsonDocument::fromJson(out).array())["peak_allocated_bytes"].toInteger(),
+            2000000);
+    }
+
     void infoTextAndVersion() {
         QByteArray out;
         QCOMPARE(run({"info", sample()}, &out), 0);
