@@ -7,7 +7,9 @@
 namespace stallscope::importers {
 
 size_t GzipIndex::memoryBytes() const {
-    size_t b = m_points.capacity() * sizeof(Checkpoint) + m_cache.capacity();
+    std::lock_guard lock(m_mutex);
+    size_t b = m_points.capacity() * sizeof(Checkpoint);
+    for (const Span& s : m_spans) b += s.bytes.capacity();
     for (const auto& p : m_points)
         if (p.window) b += kWindow;
     return b;
@@ -16,7 +18,11 @@ size_t GzipIndex::memoryBytes() const {
 bool GzipIndex::read(uint64_t offset, size_t len, std::string& out, std::string& error) const {
     std::lock_guard lock(m_mutex);
     const uint64_t end = offset + len;
-    if (!(offset >= m_cacheStart && end <= m_cacheStart + m_cache.size())) {
+    auto holds = [&](const Span& s) {
+        return offset >= s.start && end <= s.start + s.bytes.size();
+    };
+    auto hit = std::find_if(m_spans.begin(), m_spans.end(), holds);
+    if (hit == m_spans.end()) {
         // Last checkpoint at or before offset.
         auto it = std::upper_bound(m_points.begin(), m_points.end(), offset,
                                    [](uint64_t o, const Checkpoint& c) { return o < c.out; });
@@ -25,17 +31,30 @@ bool GzipIndex::read(uint64_t offset, size_t len, std::string& out, std::string&
             return false;
         }
         const size_t idx = static_cast<size_t>(it - m_points.begin()) - 1;
-        if (!inflateSpan(idx, end, error)) return false;
-        if (!(offset >= m_cacheStart && end <= m_cacheStart + m_cache.size())) {
+        // A new span, or the least recently used one's place.
+        if (m_spans.size() < kCachedSpans)
+            hit = m_spans.emplace(m_spans.end());
+        else
+            hit = std::min_element(m_spans.begin(), m_spans.end(),
+                                   [](const Span& a, const Span& b) { return a.used < b.used; });
+        if (!inflateSpan(idx, end, *hit, error)) {
+            m_spans.erase(hit);
+            return false;
+        }
+        if (!holds(*hit)) {
             error = "offset " + std::to_string(offset) + " is beyond the end of the gzip data";
             return false;
         }
     }
-    out.assign(m_cache, offset - m_cacheStart, len);
+    hit->used = ++m_tick;
+    out.assign(hit->bytes, offset - hit->start, len);
     return true;
 }
 
-bool GzipIndex::inflateSpan(size_t pointIndex, uint64_t needEnd, std::string& error) const {
+bool GzipIndex::inflateSpan(size_t pointIndex, uint64_t needEnd, Span& into,
+                            std::string& error) const {
+    std::string& cache = into.bytes;
+    uint64_t& cacheStart = into.start;
     FILE* f = std::fopen(m_path.c_str(), "rb");
     if (!f) {
         error = "cannot reopen " + m_path;
@@ -46,10 +65,10 @@ bool GzipIndex::inflateSpan(size_t pointIndex, uint64_t needEnd, std::string& er
         ~Closer() { std::fclose(f); }
     } closer{f};
 
-    m_cache.clear();
+    cache.clear();
     size_t p = pointIndex;
     const Checkpoint* cp = &m_points[p];
-    m_cacheStart = cp->out;
+    cacheStart = cp->out;
     // Inflate at least to the next checkpoint (so neighbours hit the cache) and to needEnd.
     const uint64_t target = std::max(needEnd, p + 1 < m_points.size() ? m_points[p + 1].out : needEnd);
     std::vector<unsigned char> in(1 << 16);
@@ -82,7 +101,7 @@ bool GzipIndex::inflateSpan(size_t pointIndex, uint64_t needEnd, std::string& er
             inflateSetDictionary(&zs, cp->window.get(), cp->windowLen);
         }
         int ret = Z_OK;
-        while (m_cacheStart + m_cache.size() < target) {
+        while (cacheStart + cache.size() < target) {
             if (zs.avail_in == 0) {
                 zs.avail_in = static_cast<uInt>(std::fread(in.data(), 1, in.size(), f));
                 zs.next_in = in.data();
@@ -95,13 +114,13 @@ bool GzipIndex::inflateSpan(size_t pointIndex, uint64_t needEnd, std::string& er
                 error = std::string("gzip data error while reading back: ") + (zs.msg ? zs.msg : "");
                 return false;
             }
-            m_cache.append(reinterpret_cast<char*>(outBuf.data()), outBuf.size() - zs.avail_out);
+            cache.append(reinterpret_cast<char*>(outBuf.data()), outBuf.size() - zs.avail_out);
             if (ret == Z_STREAM_END) break;
         }
-        if (m_cacheStart + m_cache.size() >= target || ret != Z_STREAM_END) break;
+        if (cacheStart + cache.size() >= target || ret != Z_STREAM_END) break;
         // Crossed a member boundary: continue from the next member-start checkpoint.
         while (++p < m_points.size() && !m_points[p].memberStart) {}
-        if (p >= m_points.size() || m_points[p].out != m_cacheStart + m_cache.size()) break;
+        if (p >= m_points.size() || m_points[p].out != cacheStart + cache.size()) break;
         cp = &m_points[p];
     }
     return true;

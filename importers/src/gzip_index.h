@@ -30,18 +30,26 @@ public:
     void setPath(std::string path) { m_path = std::move(path); }
     [[nodiscard]] const std::string& path() const { return m_path; }
 
-    /// Reads `len` bytes at uncompressed `offset`. Thread-safe; keeps the last inflated
-    /// span cached so reads in increasing offset order are cheap.
+    /// Reads `len` bytes at uncompressed `offset`. Thread-safe; keeps the last kCachedSpans
+    /// inflated spans (least recently used out), so reads in increasing offset order, and
+    /// reads that alternate between a few parts of the file (a kernel's args near the end of a
+    /// Kineto file, its launching operator's near the start), inflate each span once.
     bool read(uint64_t offset, size_t len, std::string& out, std::string& error) const;
+    static constexpr size_t kCachedSpans = 8;
 
 private:
-    bool inflateSpan(size_t pointIndex, uint64_t needEnd, std::string& error) const;
+    struct Span {
+        uint64_t start = 0;
+        std::string bytes; // inflated bytes starting at `start`
+        uint64_t used = 0; // when it was last read (m_tick)
+    };
+    bool inflateSpan(size_t pointIndex, uint64_t needEnd, Span& into, std::string& error) const;
 
     std::vector<Checkpoint> m_points;
     std::string m_path;
     mutable std::mutex m_mutex;
-    mutable std::string m_cache;       // inflated bytes starting at m_cacheStart
-    mutable uint64_t m_cacheStart = 0;
+    mutable std::vector<Span> m_spans; // at most kCachedSpans
+    mutable uint64_t m_tick = 0;
 };
 
 } // namespace stallscope::importers

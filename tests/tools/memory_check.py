@@ -15,7 +15,6 @@ and the self increase (allocated minus freed).
 
 Exit 0 = agree, 1 = disagree, 77 = no traces.
 """
-import bisect
 import decimal
 import gzip
 import json
@@ -51,36 +50,42 @@ def figures(doc, lo, hi):
                 (s, ns(decimal.Decimal(e["ts"]) + decimal.Decimal(e.get("dur", 0))), e["name"]))
     for v in ops.values():
         v.sort(key=lambda x: (x[0], -x[1]))
-    starts = {k: [x[0] for x in v] for k, v in ops.items()}
-    longest = {k: max((x[1] - x[0] for x in v), default=0) for k, v in ops.items()}
 
-    def innermost(pid, tid, t):
-        key = (pid, tid)
-        if key not in ops:
-            return None
-        i = bisect.bisect_right(starts[key], t) - 1
-        while i >= 0 and ops[key][i][0] >= t - longest[key]:
-            s, e, name = ops[key][i]
-            if s <= t <= e:
-                return name
-            i -= 1
-        return None
+    # The innermost operator of each event: per thread, one sweep in time order over the
+    # operators (a stack of the open ones, nested) and the events.
+    inner = {}
+    by_thread = {}
+    for k, e in enumerate(mem):
+        by_thread.setdefault((e.get("pid"), e.get("tid")), []).append((ns(e["ts"]), k))
+    for key, evs in by_thread.items():
+        evs.sort()
+        todo, stack, j = ops.get(key, []), [], 0
+        for t, k in evs:
+            while j < len(todo) and todo[j][0] <= t:
+                while stack and stack[-1][1] <= todo[j][0]:
+                    stack.pop()
+                stack.append(todo[j])
+                j += 1
+            while stack and stack[-1][1] < t:
+                stack.pop()
+            inner[k] = stack[-1][2] if stack and stack[-1][0] <= t <= stack[-1][1] else None
 
-    mem.sort(key=lambda e: ns(e["ts"]))  # stable: the file's order at equal times
+    order = sorted(range(len(mem)), key=lambda k: ns(mem[k]["ts"]))  # stable at equal times
     devices = {}
-    for e in mem:
+    for k in order:
+        e = mem[k]
         a = e.get("args", {})
         kind = a.get("Device Type")
         if kind not in (0, 1):
             continue
         label = "GPU %d" % a.get("Device Id") if kind == 1 else "host"
-        devices.setdefault(label, []).append((ns(e["ts"]), a, e.get("pid"), e.get("tid")))
+        devices.setdefault(label, []).append((ns(e["ts"]), a, inner[k]))
     out = {}
     for label, evs in devices.items():
         d = {"events": 0, "allocations": 0, "frees": 0, "allocated_bytes": 0, "freed_bytes": 0,
              "peak_allocated_bytes": -1, "peak_reserved_bytes": -1, "ops": {}}
         peak_index = None
-        for i, (t, a, pid, tid) in enumerate(evs):
+        for i, (t, a, name) in enumerate(evs):
             if not (lo <= t <= hi):
                 continue
             b = int(a.get("Bytes", 0))
@@ -95,7 +100,6 @@ def figures(doc, lo, hi):
                 d["peak_allocated_bytes"] = int(a["Total Allocated"])
                 peak_index = i
             d["peak_reserved_bytes"] = max(d["peak_reserved_bytes"], int(a.get("Total Reserved", -1)))
-            name = innermost(pid, tid, t)
             if name is not None:
                 o = d["ops"].setdefault(name, {"allocations": 0, "allocated_bytes": 0, "self": 0})
                 if b > 0:
@@ -107,7 +111,7 @@ def figures(doc, lo, hi):
         live = {}
         unaddressed = 0
         if peak_index is not None:
-            for t, a, pid, tid in evs[:peak_index + 1]:
+            for t, a, name in evs[:peak_index + 1]:
                 b, addr = int(a.get("Bytes", 0)), int(a.get("Addr", 0))
                 if b > 0:
                     if addr:
