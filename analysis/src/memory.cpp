@@ -144,6 +144,83 @@ void advise(DeviceMemory& d, const MemoryThresholds& th) {
     }
 }
 
+/// What was live just after the allocated peak's event (row `peakRow`): the events up to it
+/// replayed by address, the blocks left grouped by operator and by frame.
+void liveAtPeak(const Trace& t, DeviceMemory& d, size_t peakRow, std::vector<std::string>& notes) {
+    // Replayed again up to the peak's event: the blocks live then.
+    std::unordered_map<uint64_t, size_t> at;
+    std::vector<size_t> unaddressed; // allocations without an address stay live
+    for (size_t i = 0; i <= peakRow; ++i) {
+        const MemoryEventRow& e = d.rows[i];
+        if (e.bytes > 0) {
+            if (e.addr)
+                at[e.addr] = i;
+            else
+                unaddressed.push_back(i);
+        } else if (e.bytes < 0 && e.addr) {
+            at.erase(e.addr);
+        }
+    }
+    std::vector<size_t> liveRows = std::move(unaddressed);
+    for (const auto& [addr, i] : at) liveRows.push_back(i);
+    std::sort(liveRows.begin(), liveRows.end());
+    std::map<std::string, MemoryLiveGroup> byOp, byFrame;
+    std::map<std::string, int64_t> largestOp, largestFrame;
+    for (size_t i : liveRows) {
+        const MemoryEventRow& e = d.rows[i];
+        d.liveAttributed = satAdd(d.liveAttributed, e.bytes);
+        for (auto [by, largest, slice, none] :
+             {std::tuple{&byOp, &largestOp, e.op, "(no operator)"},
+              std::tuple{&byFrame, &largestFrame, e.frame, "(no Python frame)"}}) {
+            const std::string name = nameOf(t, slice, none);
+            MemoryLiveGroup& g = (*by)[name];
+            g.name = name;
+            g.bytes = satAdd(g.bytes, e.bytes);
+            ++g.blocks;
+            if (int64_t& l = (*largest)[name]; e.bytes > l) l = e.bytes, g.example = slice;
+        }
+    }
+    d.liveByOperator = grouped(byOp);
+    d.liveByFrame = grouped(byFrame);
+    if (d.liveByFrame.size() == 1 && !d.liveByFrame.front().example.valid()) {
+        d.liveByFrame.clear(); // no frame holds any: the trace has no Python stacks
+        notes.push_back(d.label + ": no Python frame holds the allocations live at "
+                                  "the peak (record with_stack=True for them)");
+    }
+    d.liveBeforeTrace = std::max<int64_t>(0, d.peakAllocated - d.liveAttributed);
+}
+
+/// Per operator of the window [lo, hi]: its own events (innermost) and every event inside it
+/// at any depth.
+void operatorTable(const Trace& t, DeviceMemory& d, int64_t lo, int64_t hi) {
+    std::map<std::string, MemoryOperatorRow> ops;
+    std::map<std::string, std::set<uint32_t>> calls;
+    const SliceTable& s = t.slices();
+    for (const MemoryEventRow& e : d.rows) {
+        if (e.ts < lo || e.ts > hi || !e.op.valid()) continue;
+        MemoryOperatorRow& o = ops[nameOf(t, e.op, "")];
+        if (e.bytes > 0) ++o.allocations, o.allocatedBytes = satAdd(o.allocatedBytes, e.bytes);
+        if (e.bytes < 0) ++o.frees, o.freedBytes = satAdd(o.freedBytes, satSub(0, e.bytes));
+        std::set<StringId> seen; // a name counted once per event (recursion)
+        for (SliceId p = e.op; p.valid(); p = s.parent[p.index()])
+            if (s.kind[p.index()] == EventKind::CpuOp && seen.insert(s.name[p.index()]).second) {
+                MemoryOperatorRow& a = ops[nameOf(t, p, "")];
+                a.totalIncrease = satAdd(a.totalIncrease, e.bytes);
+                calls[nameOf(t, p, "")].insert(p.index());
+            }
+    }
+    for (auto& [name, o] : ops) {
+        o.name = name;
+        o.calls = calls[name].size();
+        o.selfIncrease = satSub(o.allocatedBytes, o.freedBytes);
+        d.operators.push_back(std::move(o));
+    }
+    std::stable_sort(d.operators.begin(), d.operators.end(),
+                     [](const MemoryOperatorRow& a, const MemoryOperatorRow& b) {
+                         return a.totalIncrease > b.totalIncrease;
+                     });
+}
+
 } // namespace
 
 MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const MemoryThresholds& th) {
@@ -215,77 +292,8 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
         if (d.events == 0) continue; // nothing of this device in the window
         // What was live just after the allocated peak's event: allocations up to it not yet
         // freed at it.
-        if (peakRow != SIZE_MAX) {
-            // Replayed again up to the peak's event: the blocks live then.
-            std::unordered_map<uint64_t, size_t> at;
-            std::vector<size_t> unaddressed; // allocations without an address stay live
-            for (size_t i = 0; i <= peakRow; ++i) {
-                const MemoryEventRow& e = d.rows[i];
-                if (e.bytes > 0) {
-                    if (e.addr)
-                        at[e.addr] = i;
-                    else
-                        unaddressed.push_back(i);
-                } else if (e.bytes < 0 && e.addr) {
-                    at.erase(e.addr);
-                }
-            }
-            std::vector<size_t> liveRows = std::move(unaddressed);
-            for (const auto& [addr, i] : at) liveRows.push_back(i);
-            std::sort(liveRows.begin(), liveRows.end());
-            std::map<std::string, MemoryLiveGroup> byOp, byFrame;
-            std::map<std::string, int64_t> largestOp, largestFrame;
-            for (size_t i : liveRows) {
-                const MemoryEventRow& e = d.rows[i];
-                d.liveAttributed = satAdd(d.liveAttributed, e.bytes);
-                for (auto [by, largest, slice, none] :
-                     {std::tuple{&byOp, &largestOp, e.op, "(no operator)"},
-                      std::tuple{&byFrame, &largestFrame, e.frame, "(no Python frame)"}}) {
-                    const std::string name = nameOf(t, slice, none);
-                    MemoryLiveGroup& g = (*by)[name];
-                    g.name = name;
-                    g.bytes = satAdd(g.bytes, e.bytes);
-                    ++g.blocks;
-                    if (int64_t& l = (*largest)[name]; e.bytes > l) l = e.bytes, g.example = slice;
-                }
-            }
-            d.liveByOperator = grouped(byOp);
-            d.liveByFrame = grouped(byFrame);
-            if (d.liveByFrame.size() == 1 && !d.liveByFrame.front().example.valid()) {
-                d.liveByFrame.clear(); // no frame holds any: the trace has no Python stacks
-                out.notes.push_back(d.label + ": no Python frame holds the allocations live at "
-                                              "the peak (record with_stack=True for them)");
-            }
-            d.liveBeforeTrace = std::max<int64_t>(0, d.peakAllocated - d.liveAttributed);
-        }
-        // Per operator: its own events (innermost) and every event inside it at any depth.
-        std::map<std::string, MemoryOperatorRow> ops;
-        std::map<std::string, std::set<uint32_t>> calls;
-        const SliceTable& s = t.slices();
-        for (const MemoryEventRow& e : d.rows) {
-            if (e.ts < lo || e.ts > hi || !e.op.valid()) continue;
-            MemoryOperatorRow& o = ops[nameOf(t, e.op, "")];
-            if (e.bytes > 0) ++o.allocations, o.allocatedBytes = satAdd(o.allocatedBytes, e.bytes);
-            if (e.bytes < 0) ++o.frees, o.freedBytes = satAdd(o.freedBytes, satSub(0, e.bytes));
-            std::set<StringId> seen; // a name counted once per event (recursion)
-            for (SliceId p = e.op; p.valid(); p = s.parent[p.index()])
-                if (s.kind[p.index()] == EventKind::CpuOp &&
-                    seen.insert(s.name[p.index()]).second) {
-                    MemoryOperatorRow& a = ops[nameOf(t, p, "")];
-                    a.totalIncrease = satAdd(a.totalIncrease, e.bytes);
-                    calls[nameOf(t, p, "")].insert(p.index());
-                }
-        }
-        for (auto& [name, o] : ops) {
-            o.name = name;
-            o.calls = calls[name].size();
-            o.selfIncrease = satSub(o.allocatedBytes, o.freedBytes);
-            d.operators.push_back(std::move(o));
-        }
-        std::stable_sort(d.operators.begin(), d.operators.end(),
-                         [](const MemoryOperatorRow& a, const MemoryOperatorRow& b) {
-                             return a.totalIncrease > b.totalIncrease;
-                         });
+        if (peakRow != SIZE_MAX) liveAtPeak(t, d, peakRow, out.notes);
+        operatorTable(t, d, lo, hi);
         for (size_t i = 0; i < r.steps.size(); ++i) {
             const Interval span = stepSpan(r.steps, i, r.window.endNs);
             if (d.peakAllocated >= 0 && d.peakAllocatedAt >= span.start &&

@@ -17,7 +17,9 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSortFilterProxyModel>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -31,6 +33,7 @@ using analysis::MemoryEventRow;
 namespace {
 constexpr int kSortRole = Qt::UserRole + 1;
 constexpr int kSliceRole = Qt::UserRole + 2;
+constexpr int kFilterRole = Qt::UserRole + 3;
 
 QString bytesText(int64_t b) {
     const std::string s = base::formatBytes(uint64_t(b < 0 ? -b : b));
@@ -72,6 +75,70 @@ QString sliceName(const model::Trace& t, model::SliceId s, const QString& none) 
     return QString::fromUtf8(n.data(), qsizetype(n.size()));
 }
 } // namespace
+
+/// The device's allocator events as a table model: computed per cell, nothing per row kept.
+class MemoryEventsModel : public QAbstractTableModel {
+public:
+    using QAbstractTableModel::QAbstractTableModel;
+    void set(const model::Trace* t, const DeviceMemory* d, int64_t origin) {
+        beginResetModel();
+        m_t = t;
+        m_d = d;
+        m_origin = origin;
+        endResetModel();
+    }
+    int rowCount(const QModelIndex& p = {}) const override {
+        return p.isValid() || !m_d ? 0 : int(m_d->rows.size());
+    }
+    int columnCount(const QModelIndex& p = {}) const override { return p.isValid() ? 0 : 7; }
+    QVariant headerData(int section, Qt::Orientation o, int role) const override {
+        if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+        static const char* names[] = {"Time",        "Bytes",    "Allocated",   "Reserved",
+                                      "Freed after", "Operator", "Python frame"};
+        return section >= 0 && section < 7 ? MemoryPanel::tr(names[section]) : QVariant();
+    }
+    QVariant data(const QModelIndex& i, int role) const override {
+        if (!m_d || !i.isValid() || size_t(i.row()) >= m_d->rows.size()) return {};
+        const MemoryEventRow& e = m_d->rows[size_t(i.row())];
+        const bool freed = e.bytes > 0 && e.freedAt >= 0;
+        if (role == kSliceRole)
+            return e.op.valid() ? QVariant(qulonglong(e.op.index())) : QVariant();
+        if (role == kFilterRole)
+            return sliceName(*m_t, e.op, QString()) + '\n' + sliceName(*m_t, e.frame, QString());
+        if (role == Qt::TextAlignmentRole)
+            return i.column() < 5 ? QVariant(int(Qt::AlignRight | Qt::AlignVCenter)) : QVariant();
+        if (role == kSortRole) switch (i.column()) {
+            case 0: return qlonglong(e.ts);
+            case 1: return qlonglong(e.bytes);
+            case 2: return qlonglong(e.totalAllocated);
+            case 3: return qlonglong(e.totalReserved);
+            case 4:
+                return freed         ? qlonglong(e.freedAt - e.ts)
+                       : e.bytes > 0 ? std::numeric_limits<qlonglong>::max()
+                                     : qlonglong(-1);
+            default: return data(i, Qt::DisplayRole);
+            }
+        if (role != Qt::DisplayRole) return {};
+        switch (i.column()) {
+        case 0: return "+" + durationText(e.ts - m_origin);
+        case 1: return bytesText(e.bytes);
+        case 2: return bytesText(e.totalAllocated);
+        case 3: return bytesText(e.totalReserved);
+        case 4:
+            return freed         ? durationText(e.freedAt - e.ts)
+                   : e.bytes > 0 ? MemoryPanel::tr("not in the trace")
+                                 : QString();
+        case 5: return sliceName(*m_t, e.op, QStringLiteral("-"));
+        case 6: return sliceName(*m_t, e.frame, QStringLiteral("-"));
+        default: return {};
+        }
+    }
+
+private:
+    const model::Trace* m_t = nullptr;
+    const DeviceMemory* m_d = nullptr;
+    int64_t m_origin = 0;
+};
 
 // ---------------------------------------------------------------- curve
 
@@ -228,9 +295,25 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     m_filter->setPlaceholderText(tr("Filter by operator or frame"));
     m_filter->setClearButtonEnabled(true);
     connect(m_filter, &QLineEdit::textChanged, this, [this] { applyFilter(); });
-    m_events = makeTable(events, "memoryEvents",
-                         {tr("Time"), tr("Bytes"), tr("Allocated"), tr("Reserved"),
-                          tr("Freed after"), tr("Operator"), tr("Python frame")});
+    m_eventsModel = new MemoryEventsModel(this);
+    m_eventsProxy = new QSortFilterProxyModel(this);
+    m_eventsProxy->setSourceModel(m_eventsModel);
+    m_eventsProxy->setSortRole(kSortRole);
+    m_eventsProxy->setFilterRole(kFilterRole);
+    m_eventsProxy->setFilterKeyColumn(0);
+    m_eventsProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_events = new QTableView(events);
+    m_events->setObjectName("memoryEvents");
+    m_events->setModel(m_eventsProxy);
+    m_events->setSortingEnabled(true);
+    m_events->sortByColumn(0, Qt::AscendingOrder);
+    m_events->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_events->setAlternatingRowColors(true);
+    m_events->verticalHeader()->setVisible(false);
+    // Tens of thousands of rows: one fixed height, nothing measured per row.
+    m_events->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_events->verticalHeader()->setDefaultSectionSize(20);
+    m_events->horizontalHeader()->setStretchLastSection(true);
     m_events->setToolTip(tr("Every allocator event of the device (time from the window's "
                             "start); a double-click selects its operator on the timeline."));
     auto* el = new QVBoxLayout(events);
@@ -238,7 +321,14 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     el->addWidget(m_filter);
     el->addWidget(m_events, 1);
     m_tabs->addTab(events, tr("Events"));
-    for (QTableWidget* t : {m_live, m_ops, m_events})
+    // The events (tens of thousands of rows) are laid out only when their tab is looked at.
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this] { fillEvents(); });
+    connect(m_events, &QTableView::activated, this, [this](const QModelIndex& i) {
+        const QVariant v = i.isValid() ? i.siblingAtColumn(0).data(kSliceRole) : QVariant();
+        if (v.isValid())
+            Q_EMIT eventRequested(model::SliceId(static_cast<uint32_t>(v.toULongLong())));
+    });
+    for (QTableWidget* t : {m_live, m_ops})
         connect(t, &QTableWidget::itemActivated, this, [this](QTableWidgetItem* it) {
             if (!it) return;
             const QVariant v = it->tableWidget()->item(it->row(), 0)->data(kSliceRole);
@@ -279,8 +369,13 @@ const analysis::MemoryAnalysis& MemoryPanel::memory() {
     return m_memory;
 }
 
+void MemoryPanel::showTab(Tab tab) {
+    m_tabs->setCurrentIndex(int(tab));
+    fillEvents();
+}
+
 QTableWidget* MemoryPanel::table(Tab tab) const {
-    return tab == LiveTab ? m_live : tab == OperatorsTab ? m_ops : m_events;
+    return tab == LiveTab ? m_live : m_ops;
 }
 
 const DeviceMemory* MemoryPanel::device() const {
@@ -304,10 +399,13 @@ void MemoryPanel::showDevice() {
     const DeviceMemory* d = device();
     const int64_t origin = m_analysis ? m_analysis->window.startNs : 0;
     m_curve->setDevice(d, origin, m_analysis ? m_analysis->window.endNs : 1);
-    for (QTableWidget* t : {m_live, m_ops, m_events}) {
+    for (QTableWidget* t : {m_live, m_ops}) {
         t->setSortingEnabled(false);
         t->setRowCount(0);
     }
+    m_eventsShown = nullptr; // filled when the Events tab is shown (fillEvents)
+    m_eventsModel->set(nullptr, nullptr, origin);
+    fillEvents();
     if (!d) {
         m_summary->setText(
             m_trace && !m_trace->memorySamples().empty()
@@ -363,29 +461,9 @@ void MemoryPanel::showDevice() {
         m_ops->setItem(i, 6, new Item(bytesText(o.selfIncrease), o.selfIncrease));
         m_ops->setItem(i, 7, new Item(bytesText(o.totalIncrease), o.totalIncrease));
     }
-    m_events->setRowCount(int(d->rows.size()));
-    for (int i = 0; i < int(d->rows.size()); ++i) {
-        const MemoryEventRow& e = d->rows[size_t(i)];
-        auto* time = new Item("+" + durationText(e.ts - origin), e.ts);
-        if (e.op.valid()) time->setData(kSliceRole, qulonglong(e.op.index()));
-        m_events->setItem(i, 0, time);
-        m_events->setItem(i, 1, new Item(bytesText(e.bytes), e.bytes));
-        m_events->setItem(i, 2, new Item(bytesText(e.totalAllocated), e.totalAllocated));
-        m_events->setItem(i, 3, new Item(bytesText(e.totalReserved), e.totalReserved));
-        m_events->setItem(i, 4,
-                          e.bytes > 0 && e.freedAt >= 0
-                              ? new Item(durationText(e.freedAt - e.ts), e.freedAt - e.ts)
-                              : new Item(e.bytes > 0 ? tr("not in the trace") : QString(),
-                                         e.bytes > 0 ? std::numeric_limits<qlonglong>::max() : -1));
-        m_events->setItem(i, 5, new Item(sliceName(t, e.op, QStringLiteral("-"))));
-        m_events->setItem(i, 6, new Item(sliceName(t, e.frame, QStringLiteral("-"))));
-    }
-    for (QTableWidget* tw : {m_ops, m_events}) {
-        tw->setSortingEnabled(true);
-        tw->resizeColumnsToContents();
-    }
+    m_ops->setSortingEnabled(true);
+    m_ops->resizeColumnsToContents();
     m_ops->sortByColumn(7, Qt::DescendingOrder);
-    m_events->sortByColumn(0, Qt::AscendingOrder);
     applyFilter();
 }
 
@@ -409,14 +487,15 @@ void MemoryPanel::fillLive() {
     m_live->resizeColumnsToContents();
 }
 
+void MemoryPanel::fillEvents() {
+    const DeviceMemory* d = device();
+    if (m_tabs->currentIndex() != EventsTab || d == m_eventsShown) return;
+    m_eventsShown = d;
+    m_eventsModel->set(m_trace.get(), d, m_analysis ? m_analysis->window.startNs : 0);
+}
+
 void MemoryPanel::applyFilter() {
-    const QString f = m_filter->text().trimmed();
-    for (int i = 0; i < m_events->rowCount(); ++i) {
-        const bool show = f.isEmpty() ||
-                          m_events->item(i, 5)->text().contains(f, Qt::CaseInsensitive) ||
-                          m_events->item(i, 6)->text().contains(f, Qt::CaseInsensitive);
-        m_events->setRowHidden(i, !show);
-    }
+    m_eventsProxy->setFilterFixedString(m_filter->text().trimmed());
 }
 
 extern const PanelInfo kPanelMemory{

@@ -14,6 +14,8 @@
 class QComboBox;
 class QLabel;
 class QLineEdit;
+class QSortFilterProxyModel;
+class QTableView;
 class QTableWidget;
 class QTabWidget;
 
@@ -42,6 +44,8 @@ private:
     int64_t m_start = 0, m_end = 1;
 };
 
+class MemoryEventsModel;
+
 class MemoryPanel : public QWidget {
     Q_OBJECT
 public:
@@ -51,7 +55,14 @@ public:
                  std::shared_ptr<const analysis::AnalysisResult> analysis);
     [[nodiscard]] const analysis::MemoryAnalysis& memory();
     [[nodiscard]] QLabel* summary() const { return m_summary; }
+    /// The Live at the peak or Operators table.
     [[nodiscard]] QTableWidget* table(Tab tab) const;
+    /// Shows one of the three tabs (the events are filled when theirs is shown).
+    void showTab(Tab tab);
+    /// The events (a model over the analysis' rows: tens of thousands stay cheap), sorted
+    /// and filtered by the proxy the view shows.
+    [[nodiscard]] QTableView* eventsView() const { return m_events; }
+    [[nodiscard]] QSortFilterProxyModel* events() const { return m_eventsProxy; }
     [[nodiscard]] MemoryCurveWidget* curve() const { return m_curve; }
     [[nodiscard]] QComboBox* grouping() const { return m_grouping; }
     [[nodiscard]] QLineEdit* filter() const { return m_filter; }
@@ -67,6 +78,7 @@ private:
     void rebuild();
     void showDevice();
     void fillLive();
+    void fillEvents();
     void applyFilter();
     [[nodiscard]] const analysis::DeviceMemory* device() const;
 
@@ -82,7 +94,10 @@ private:
     QLineEdit* m_filter = nullptr;
     QTableWidget* m_live = nullptr;
     QTableWidget* m_ops = nullptr;
-    QTableWidget* m_events = nullptr;
+    QTableView* m_events = nullptr;
+    MemoryEventsModel* m_eventsModel = nullptr;
+    QSortFilterProxyModel* m_eventsProxy = nullptr;
+    const analysis::DeviceMemory* m_eventsShown = nullptr; // the device the events model shows
 };
 
 } // namespace stallscope::gui

@@ -18,6 +18,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTest>
 
@@ -69,20 +71,27 @@ private Q_SLOTS:
         QTableWidget* ops = p.table(MemoryPanel::OperatorsTab);
         QCOMPARE(ops->rowCount(), int(m.devices[0].operators.size()));
         QCOMPARE(ops->item(0, 0)->text(), QString("aten::addmm")); // +4 MiB, then linear's total
-        // Events: every one, the filter hides the others, a double-click selects the operator.
-        QTableWidget* ev = p.table(MemoryPanel::EventsTab);
+        // Events: every one, the filter keeps the matching ones, activating one selects its
+        // operator.
+        QSortFilterProxyModel* ev = p.events();
+        QCOMPARE(ev->rowCount(), 0); // laid out when looked at
+        p.showTab(MemoryPanel::EventsTab);
         QCOMPARE(ev->rowCount(), 3);
-        p.filter()->setText("relu");
-        int shown = 0;
-        for (int i = 0; i < ev->rowCount(); ++i) shown += !ev->isRowHidden(i);
-        QCOMPARE(shown, 1);
+        QCOMPARE(ev->index(0, 5).data().toString(), QString("aten::addmm")); // in time order
+        p.filter()->setText("RELU");
+        QCOMPARE(ev->rowCount(), 1);
+        QCOMPARE(ev->index(0, 1).data().toString(), QString("2.1 MB"));
         QSignalSpy selected(&p, &MemoryPanel::eventRequested);
-        for (int i = 0; i < ev->rowCount(); ++i)
-            if (!ev->isRowHidden(i)) Q_EMIT ev->itemActivated(ev->item(i, 1));
+        Q_EMIT p.eventsView()->activated(ev->index(0, 3));
         QCOMPARE(selected.count(), 1);
         const auto s = selected.front().front().value<model::SliceId>();
         QCOMPARE(std::string(trace->str(trace->slices().name[s.index()])),
                  std::string("aten::relu"));
+        p.filter()->clear();
+        QCOMPARE(ev->rowCount(), 3);
+        // Sorted by bytes: the free first.
+        p.eventsView()->sortByColumn(1, Qt::AscendingOrder);
+        QVERIFY(ev->index(0, 1).data().toString().startsWith("-"));
         // A click on the curve asks for that time.
         p.resize(1200, 500);
         p.show();
@@ -103,7 +112,7 @@ private Q_SLOTS:
                   std::make_shared<const analysis::AnalysisResult>(analysis::analyze(*trace)));
         QVERIFY(p.memory().empty());
         QVERIFY(p.summary()->text().contains("profile_memory=True"));
-        QCOMPARE(p.table(MemoryPanel::EventsTab)->rowCount(), 0);
+        QCOMPARE(p.events()->rowCount(), 0);
     }
 
     void realTraceInTheWindowAndItsScope() {
@@ -133,10 +142,10 @@ private Q_SLOTS:
                 peak = std::max(peak, s.totalAllocated), ++events;
         QVERIFY(!p->memory().empty());
         QCOMPARE(p->memory().devices.front().peakAllocated, peak);
-        QCOMPARE(p->table(MemoryPanel::EventsTab)->rowCount(),
-                 int(t.memorySamples().size() -
-                     size_t(std::count_if(t.memorySamples().begin(), t.memorySamples().end(),
-                                          [](const auto& s) { return s.deviceType != 1; }))));
+        p->showTab(MemoryPanel::EventsTab);
+        const auto gpuEvents = std::count_if(t.memorySamples().begin(), t.memorySamples().end(),
+                                             [](const auto& s) { return s.deviceType == 1; });
+        QCOMPARE(p->events()->rowCount(), int(gpuEvents));
         QCOMPARE(p->memory().devices.front().events, uint64_t(events));
         // A step as the scope: the tab shows that step's events only.
         QVERIFY(findPanel("memory") && findPanel("memory")->followsScope);
