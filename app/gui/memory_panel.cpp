@@ -185,26 +185,39 @@ void MemoryCurveWidget::paintEvent(QPaintEvent*) {
                std::clamp(double(t - m_start) / double(m_end - m_start), 0.0, 1.0) * r.width();
     };
     auto yOf = [&](double v) { return r.bottom() - std::max(0.0, v) / top * r.height(); };
-    // Step curves: a value holds from its event to the next.
+    // Step curves (a value holds from its event to the next), one column of pixels at a
+    // time: its largest value, so tens of thousands of events draw as a few hundred points
+    // and no peak is lost.
+    const int columns = std::max(1, int(r.width()));
     for (const bool reserved : {false, true}) {
-        QPainterPath path;
-        double last = -1;
-        bool started = false;
+        std::vector<double> colMax(size_t(columns), -1), colLast(size_t(columns), -1);
+        double firstX = -1;
         for (const MemoryEventRow& e : m_device->rows) {
             const double v = double(reserved ? e.totalReserved : e.totalAllocated);
             if (v < 0) continue;
             const double x = xOf(e.ts);
-            if (!started) {
-                path.moveTo(x, yOf(v));
-                started = true;
-            } else {
-                path.lineTo(x, yOf(last));
-                path.lineTo(x, yOf(v));
-            }
-            last = v;
+            if (firstX < 0) firstX = x;
+            const size_t c = size_t(std::clamp(int(x - r.left()), 0, columns - 1));
+            colMax[c] = std::max(colMax[c], v);
+            colLast[c] = v;
         }
-        if (!started) continue;
-        path.lineTo(r.right(), yOf(last));
+        if (firstX < 0) continue;
+        QPainterPath path;
+        double last = -1;
+        for (int c = 0; c < columns; ++c) {
+            const double x = r.left() + c;
+            if (colMax[size_t(c)] < 0) { // no event: the value in force goes on
+                if (last >= 0) path.lineTo(x + 1, yOf(last));
+                continue;
+            }
+            if (last < 0)
+                path.moveTo(x, yOf(colMax[size_t(c)]));
+            else
+                path.lineTo(x, yOf(std::max(last, colMax[size_t(c)])));
+            path.lineTo(x + 1, yOf(colMax[size_t(c)]));
+            last = colLast[size_t(c)];
+            path.lineTo(x + 1, yOf(last));
+        }
         if (reserved) {
             p.setPen(QPen(QColor(110, 110, 190), 1.5));
             p.setBrush(Qt::NoBrush);
@@ -212,7 +225,7 @@ void MemoryCurveWidget::paintEvent(QPaintEvent*) {
         } else {
             QPainterPath fill = path;
             fill.lineTo(r.right(), r.bottom());
-            fill.lineTo(xOf(m_device->rows.front().ts), r.bottom());
+            fill.lineTo(firstX, r.bottom());
             fill.closeSubpath();
             QColor c(52, 120, 200);
             c.setAlpha(th.dark ? 120 : 90);
