@@ -31,7 +31,8 @@ struct MemoryOptions {
 };
 
 std::string bytes(int64_t b) {
-    return b < 0 ? "-" + formatBytes(uint64_t(-b)) : formatBytes(uint64_t(b));
+    // 0 - b in unsigned arithmetic: INT64_MIN has no positive int64_t.
+    return b < 0 ? "-" + formatBytes(uint64_t(0) - uint64_t(b)) : formatBytes(uint64_t(b));
 }
 
 void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::AnalysisResult& r,

@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
         "at the first partial view, then cancel; prints the time to it as JSON");
     const QCommandLineOption operatorsOnly(
         "operators-only", "with --screenshot: CPU threads as their operators alone (no Python "
-                          "frames), as View ▸ CPU threads: operators only");
+                          "frames), as the View menu's CPU threads: operators only");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(

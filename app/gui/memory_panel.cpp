@@ -36,7 +36,7 @@ constexpr int kSliceRole = Qt::UserRole + 2;
 constexpr int kFilterRole = Qt::UserRole + 3;
 
 QString bytesText(int64_t b) {
-    const std::string s = base::formatBytes(uint64_t(b < 0 ? -b : b));
+    const std::string s = base::formatBytes(b < 0 ? uint64_t(0) - uint64_t(b) : uint64_t(b));
     return (b < 0 ? QStringLiteral("-") : QString()) + QString::fromStdString(s);
 }
 
