@@ -462,6 +462,82 @@ void writeAnalysisJson(JsonWriter& w, const Trace& t, const AnalysisResult& r, c
     w.endObject();
 }
 
+namespace {
+
+void writeStack(JsonWriter& w, const model::AllocatorSnapshot& snap, uint32_t stack) {
+    w.beginArray();
+    for (uint32_t f : snap.stack(stack)) {
+        const model::SnapshotFrame& fr = snap.frames[f];
+        w.beginObject();
+        w.key("name").value(fr.name);
+        w.key("filename").value(fr.filename);
+        w.key("line").value(fr.line);
+        w.endObject();
+    }
+    w.endArray();
+}
+
+/// The largest blocks live at the peak (with their stacks for a snapshot), and a snapshot's
+/// allocator state and out-of-memory events.
+void writeAllocatorJson(JsonWriter& w, const model::Trace& t, const DeviceMemory& d) {
+    const model::AllocatorSnapshot* snap = t.allocatorSnapshot();
+    w.key("largest_at_peak").beginArray();
+    for (size_t row : d.largestAtPeak) {
+        const MemoryEventRow& e = d.rows[row];
+        w.beginObject();
+        w.key("bytes").value(e.bytes);
+        w.key("addr").value(e.addr);
+        w.key("ts_ns").value(e.ts);
+        if (snap) {
+            w.key("stack");
+            writeStack(w, *snap, e.stack);
+        } else {
+            w.key("operator").value(e.op.valid() ? t.str(t.slices().name[e.op.index()]) : "");
+            w.key("frame").value(e.frame.valid() ? t.str(t.slices().name[e.frame.index()]) : "");
+        }
+        w.endObject();
+    }
+    w.endArray();
+    if (!d.allocator) return;
+    const AllocatorState& a = *d.allocator;
+    w.key("allocator").beginObject();
+    w.key("reserved_bytes").value(a.reserved);
+    w.key("allocated_bytes").value(a.allocated);
+    w.key("active_bytes").value(a.active);
+    w.key("requested_bytes").value(a.requested);
+    w.key("segments").value(a.segments);
+    w.key("large_segments").value(a.largeSegments);
+    w.key("expandable_segments").value(a.expandableSegments);
+    w.key("blocks_allocated").value(a.blocksAllocated);
+    w.key("blocks_pending_free").value(a.blocksPendingFree);
+    w.key("blocks_inactive").value(a.blocksInactive);
+    w.key("inactive_bytes").value(a.inactiveBytes);
+    w.key("largest_inactive_bytes").value(a.largestInactive);
+    w.key("empty_segments").value(a.emptySegments);
+    w.key("empty_segment_bytes").value(a.emptySegmentBytes);
+    w.key("fragment_bytes").value(a.fragmentBytes);
+    w.key("largest_fragment_bytes").value(a.largestFragment);
+    w.key("expandable_segments_setting");
+    if (a.expandableSetting)
+        w.value(*a.expandableSetting);
+    else
+        w.null();
+    w.endObject();
+    w.key("ooms").beginArray();
+    for (const MemoryOom& o : d.ooms) {
+        w.beginObject();
+        w.key("ts_ns").value(o.ts);
+        w.key("requested_bytes").value(o.requested);
+        w.key("device_free_bytes").value(o.deviceFree);
+        w.key("stack");
+        writeStack(w, *snap, o.stack);
+        w.endObject();
+    }
+    w.endArray();
+}
+
+} // namespace
+
 void writeMemoryJson(JsonWriter& w, const model::Trace& t, const MemoryAnalysis& m, size_t maxRows,
                      bool events) {
     auto sliceRef = [&t](JsonWriter& j, model::SliceId s) {
@@ -520,6 +596,7 @@ void writeMemoryJson(JsonWriter& w, const model::Trace& t, const MemoryAnalysis&
         }
         w.endArray();
         w.key("operators_total").value(static_cast<uint64_t>(d.operators.size()));
+        writeAllocatorJson(w, t, d);
         w.key("activation_bytes").value(d.activationBytes);
         w.key("activation_step").value(d.activationStep);
         w.key("advice").beginArray();

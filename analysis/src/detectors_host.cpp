@@ -548,6 +548,9 @@ void detectLoggingCheckpoint(const DetectorInput& in, Findings& out) {
 void detectGpuNotUsed(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     if (!c.devices.empty()) return;
+    // CUDA memory events (an allocator snapshot, profile_memory on a GPU): the GPU was used.
+    for (const MemorySample& m : c.trace.memorySamples())
+        if (m.deviceType == 1) return;
     const SliceTable& s = c.trace.slices();
     size_t runtimeCalls = 0;
     for (uint32_t i = 0; i < s.size(); ++i) {

@@ -93,6 +93,93 @@ void activations(const std::vector<int64_t>& backward, const AnalysisResult& r, 
     }
 }
 
+/// The snapshot's segments of the device when it was taken, and its out-of-memory events.
+void allocatorState(const AllocatorSnapshot& snap, DeviceMemory& d) {
+    AllocatorState a;
+    for (const SnapshotSegment& s : snap.segments) {
+        if (s.device != d.device) continue;
+        ++a.segments;
+        a.largeSegments += s.large;
+        a.expandableSegments += s.expandable;
+        a.reserved = satAdd(a.reserved, s.totalSize);
+        a.allocated = satAdd(a.allocated, s.allocatedSize);
+        a.active = satAdd(a.active, s.activeSize);
+        a.requested = satAdd(a.requested, s.requestedSize);
+        int64_t inactive = 0;
+        bool anyActive = false;
+        for (uint32_t i = s.blockBegin; i < s.blockEnd; ++i) {
+            const SnapshotBlock& b = snap.blocks[i];
+            switch (b.state) {
+            case BlockState::ActiveAllocated: ++a.blocksAllocated, anyActive = true; break;
+            case BlockState::ActivePendingFree: ++a.blocksPendingFree, anyActive = true; break;
+            case BlockState::Inactive:
+                ++a.blocksInactive;
+                inactive = satAdd(inactive, b.size);
+                a.largestInactive = std::max(a.largestInactive, b.size);
+                break;
+            case BlockState::Other: break;
+            }
+        }
+        a.inactiveBytes = satAdd(a.inactiveBytes, inactive);
+        if (anyActive) {
+            a.fragmentBytes = satAdd(a.fragmentBytes, inactive);
+            for (uint32_t i = s.blockBegin; i < s.blockEnd; ++i)
+                if (snap.blocks[i].state == BlockState::Inactive)
+                    a.largestFragment = std::max(a.largestFragment, snap.blocks[i].size);
+        } else {
+            ++a.emptySegments;
+            a.emptySegmentBytes = satAdd(a.emptySegmentBytes, s.totalSize);
+        }
+    }
+    a.expandableSetting = snap.expandableSegments;
+    d.allocator = a;
+    int64_t last = 0;
+    for (const SnapshotEntry& e : snap.entries) {
+        if (e.device != d.device) continue;
+        if (e.timeUs >= 0) last = satMul(e.timeUs, int64_t(1000));
+        if (e.action == SnapshotAction::Oom)
+            d.ooms.push_back({last, e.size, e.deviceFree, e.stack});
+    }
+}
+
+bool heldIsLarge(int64_t reserved, int64_t held, const MemoryThresholds& th) {
+    return reserved > 0 && held >= th.cacheHeldMinBytes &&
+           double(held) >= th.cacheHeldShare * double(reserved);
+}
+
+/// What the caching allocator held beyond what was allocated, at the reserved peak and, for
+/// an allocator snapshot, when it was taken (with where: empty segments or fragments); empty
+/// when neither is large.
+std::string cacheHeld(const DeviceMemory& d, const MemoryThresholds& th) {
+    using base::formatBytes;
+    std::string text;
+    const int64_t atPeak =
+        d.allocatedAtPeakReserved >= 0 ? satSub(d.peakReserved, d.allocatedAtPeakReserved) : -1;
+    if (d.peakReserved > 0 && heldIsLarge(d.peakReserved, atPeak, th))
+        text = "When reserved memory peaked at " + formatBytes(uint64_t(d.peakReserved)) + ", " +
+               formatBytes(uint64_t(d.allocatedAtPeakReserved)) +
+               " of it was allocated: " + formatBytes(uint64_t(atPeak)) + " (" +
+               pctText(double(atPeak) / double(d.peakReserved)) +
+               ") sat in the caching allocator's cache, freed blocks it keeps or fragments "
+               "too small to reuse.";
+    if (!d.allocator) return text;
+    const AllocatorState& a = *d.allocator;
+    const int64_t held = satSub(a.reserved, a.allocated);
+    if (!heldIsLarge(a.reserved, held, th)) return text;
+    if (!text.empty()) text += " ";
+    text += "When the snapshot was taken, " + formatBytes(uint64_t(a.reserved)) +
+            " was reserved and " + formatBytes(uint64_t(a.allocated)) +
+            " allocated: " + formatBytes(uint64_t(held)) + " (" +
+            pctText(double(held) / double(a.reserved)) + ") held, " +
+            formatBytes(uint64_t(a.emptySegmentBytes)) + " of it in " +
+            std::to_string(a.emptySegments) + " segment" + (a.emptySegments == 1 ? "" : "s") +
+            " holding no allocation (torch.cuda.empty_cache() would return them) and " +
+            formatBytes(uint64_t(a.fragmentBytes)) +
+            " in free blocks between allocations (fragments; the largest " +
+            formatBytes(uint64_t(a.largestFragment)) + ").";
+    return text;
+}
+
 void advise(DeviceMemory& d, const MemoryThresholds& th) {
     using base::formatBytes;
     if (d.deviceType != 1) return;
@@ -106,21 +193,19 @@ void advise(DeviceMemory& d, const MemoryThresholds& th) {
                  "): allocations start to fail and retry, and a larger batch will not fit.",
              "Cut activation memory: activation checkpointing (torch.utils.checkpoint), mixed "
              "precision (torch.autocast with bfloat16 or float16), or a smaller batch."});
-    if (d.peakReserved > 0 && d.allocatedAtPeakReserved >= 0) {
-        const int64_t held = d.peakReserved - d.allocatedAtPeakReserved;
-        if (held >= th.cacheHeldMinBytes &&
-            double(held) >= th.cacheHeldShare * double(d.peakReserved))
-            d.advice.push_back(
-                {"cache_held",
-                 "When reserved memory peaked at " + formatBytes(uint64_t(d.peakReserved)) + ", " +
-                     formatBytes(uint64_t(d.allocatedAtPeakReserved)) +
-                     " of it was allocated: " + formatBytes(uint64_t(held)) + " (" +
-                     pctText(double(held) / double(d.peakReserved)) +
-                     ") sat in the caching allocator's cache, freed blocks it keeps or "
-                     "fragments too small to reuse.",
-                 "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow in place "
-                 "instead of leaving fragments); torch.cuda.empty_cache() only returns the "
-                 "cache, it does not stop it from refilling."});
+    if (auto text = cacheHeld(d, th); !text.empty()) {
+        const bool expandable = d.allocator && d.allocator->expandableSetting.value_or(false);
+        d.advice.push_back(
+            {"cache_held", text,
+             expandable
+                 ? "Segments are already expandable in this run (allocator_settings: "
+                   "expandable_segments True), so what is held is cache kept for reuse: "
+                   "torch.cuda.empty_cache() returns it between phases of different shapes, "
+                   "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8 reclaims it before "
+                   "the device fills."
+                 : "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (segments grow in place "
+                   "instead of leaving fragments); torch.cuda.empty_cache() only returns the "
+                   "cache, it does not stop it from refilling."});
     }
     if (d.capacity > 0 && d.activationBytes > 0 && d.peakAllocated > 0) {
         const int64_t fixed = std::max<int64_t>(0, d.peakAllocated - d.activationBytes);
@@ -166,6 +251,33 @@ void liveAtPeak(const Trace& t, DeviceMemory& d, size_t peakRow, std::vector<std
     std::sort(liveRows.begin(), liveRows.end());
     std::map<std::string, MemoryLiveGroup> byOp, byFrame;
     std::map<std::string, int64_t> largestOp, largestFrame;
+    d.largestAtPeak = liveRows;
+    std::stable_sort(d.largestAtPeak.begin(), d.largestAtPeak.end(),
+                     [&d](size_t a, size_t b) { return d.rows[a].bytes > d.rows[b].bytes; });
+    if (d.largestAtPeak.size() > DeviceMemory::kLargestAtPeak)
+        d.largestAtPeak.resize(DeviceMemory::kLargestAtPeak);
+    if (const AllocatorSnapshot* snap = t.allocatorSnapshot()) {
+        // A snapshot's allocations carry their stacks: grouped by the program's frame.
+        for (size_t i : liveRows) {
+            const MemoryEventRow& e = d.rows[i];
+            d.liveAttributed = satAdd(d.liveAttributed, e.bytes);
+            const auto f = snap->userFrame(e.stack);
+            const std::string name = f ? snap->frameText(*f) : "(no Python frame)";
+            MemoryLiveGroup& g = byFrame[name];
+            g.name = name;
+            g.bytes = satAdd(g.bytes, e.bytes);
+            ++g.blocks;
+        }
+        d.liveByFrame = grouped(byFrame);
+        if (d.liveByFrame.size() == 1 && d.liveByFrame.front().name == "(no Python frame)") {
+            d.liveByFrame.clear();
+            notes.push_back(d.label + ": the snapshot's stacks hold no Python frame (record "
+                                      "with torch.cuda.memory._record_memory_history(stacks="
+                                      "\"python\" or \"all\"))");
+        }
+        d.liveBeforeTrace = std::max<int64_t>(0, d.peakAllocated - d.liveAttributed);
+        return;
+    }
     for (size_t i : liveRows) {
         const MemoryEventRow& e = d.rows[i];
         d.liveAttributed = satAdd(d.liveAttributed, e.bytes);
@@ -261,6 +373,7 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
             e.totalAllocated = m->totalAllocated;
             e.totalReserved = m->totalReserved;
             e.addr = m->addr;
+            e.stack = m->stack;
             e.op = enclosing(t, m->track, m->ts, EventKind::CpuOp, [](SliceId) { return true; });
             e.frame = enclosing(t, m->track, m->ts, EventKind::PythonFunction,
                                 [&t](SliceId s) { return isSourceFrame(t, s); });
@@ -300,7 +413,7 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
                 d.peakAllocatedAt < span.end)
                 d.peakStep = r.steps[i].number;
         }
-        if (d.deviceType == 1) {
+        if (d.deviceType == 1 && !t.allocatorSnapshot()) {
             if (!backwardRead) backward = backwardStarts(t), backwardRead = true;
             activations(backward, r, d);
             if (d.capacity <= 0)
@@ -310,6 +423,7 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
                 out.notes.push_back(d.label + ": no step with a backward pass: what grows with "
                                               "the batch cannot be told from this trace");
         }
+        if (const AllocatorSnapshot* snap = t.allocatorSnapshot()) allocatorState(*snap, d);
         advise(d, th);
         out.devices.push_back(std::move(d));
     }

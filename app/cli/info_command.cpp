@@ -159,6 +159,28 @@ void writeTraceText(std::ostream& o, const model::TraceEntry& e, const TraceSumm
     if (s.rank >= 0 || e.rank > 0)
         row("rank", std::to_string(e.rank) + (s.worldSize > 0 ? " of " + std::to_string(s.worldSize) : "") +
                         (s.backend.empty() ? "" : " (" + s.backend + ")"));
+    if (const model::AllocatorSnapshot* snap = t.allocatorSnapshot()) {
+        // An allocator snapshot: its state and history, not trace events.
+        int64_t reserved = 0;
+        for (const auto& seg : snap->segments) reserved += seg.totalSize;
+        row("allocator", formatBytes(static_cast<uint64_t>(reserved)) + " reserved in " +
+                             formatCount(snap->segments.size()) + " segments, " +
+                             formatCount(snap->blocks.size()) + " blocks");
+        row("history", snap->segmentsOnly ? std::string("none (a list of segments: "
+                                                        "torch.cuda.memory_snapshot())")
+                                          : formatCount(snap->entries.size()) + " entries, " +
+                                                formatCount(snap->stackCount()) + " stacks of " +
+                                                formatCount(snap->frames.size()) + " frames");
+        row("memory", formatCount(t.memorySamples().size()) +
+                          " allocator events (stallscope-cli memory for the figures)");
+        const double secs = t.importStats().seconds;
+        char imp[160];
+        std::snprintf(imp, sizeof imp, "%.3f s, %.0f MB/s of pickle (%s), model %s", secs,
+                      secs > 0 ? double(s.textBytes) / secs / 1e6 : 0.0,
+                      formatBytes(s.textBytes).c_str(), formatBytes(s.modelBytes).c_str());
+        row("import", imp);
+        return;
+    }
     bool anyDevice = false;
     for (const auto& d : s.devices) {
         if (!d.hasWork) continue;

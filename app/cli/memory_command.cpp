@@ -35,6 +35,57 @@ std::string bytes(int64_t b) {
     return b < 0 ? "-" + formatBytes(uint64_t(0) - uint64_t(b)) : formatBytes(uint64_t(b));
 }
 
+/// Where a block live at the peak was allocated: the snapshot stack's frame of the program,
+/// or the trace's frame and operator.
+std::string whereText(const model::Trace& t, const analysis::MemoryEventRow& e) {
+    if (const model::AllocatorSnapshot* snap = t.allocatorSnapshot()) {
+        const auto f = snap->userFrame(e.stack);
+        return f ? snap->frameText(*f) : "(no Python frame)";
+    }
+    std::string s;
+    if (e.frame.valid()) s = std::string(t.str(t.slices().name[e.frame.index()]));
+    if (e.op.valid())
+        s += (s.empty() ? "" : " › ") + std::string(t.str(t.slices().name[e.op.index()]));
+    return s.empty() ? "-" : s;
+}
+
+void writeLargest(std::ostream& out, const model::Trace& t, const analysis::DeviceMemory& d,
+                  size_t top) {
+    if (d.largestAtPeak.empty()) return;
+    out << "  largest blocks live at the allocated peak:\n";
+    for (size_t i = 0; i < d.largestAtPeak.size() && i < top; ++i) {
+        const analysis::MemoryEventRow& e = d.rows[d.largestAtPeak[i]];
+        out << "    " << std::setw(10) << bytes(e.bytes) << "  " << whereText(t, e) << "\n";
+    }
+}
+
+/// An allocator snapshot's state when it was taken, and its out-of-memory events.
+void writeAllocator(std::ostream& out, const model::Trace& t, const analysis::DeviceMemory& d) {
+    if (!d.allocator) return;
+    const analysis::AllocatorState& a = *d.allocator;
+    out << "  allocator when the snapshot was taken: " << bytes(a.reserved) << " reserved in "
+        << formatCount(a.segments) << " segments (" << formatCount(a.largeSegments) << " large"
+        << (a.expandableSegments ? ", " + formatCount(a.expandableSegments) + " expandable" : "")
+        << "), " << bytes(a.allocated) << " allocated in " << formatCount(a.blocksAllocated)
+        << " blocks";
+    if (a.blocksPendingFree) out << " (+" << formatCount(a.blocksPendingFree) << " pending free)";
+    out << "\n    free in segments " << bytes(a.inactiveBytes) << " in "
+        << formatCount(a.blocksInactive) << " blocks: " << bytes(a.emptySegmentBytes) << " in "
+        << formatCount(a.emptySegments) << " segments holding no allocation, "
+        << bytes(a.fragmentBytes) << " between allocations (largest " << bytes(a.largestFragment)
+        << ")\n";
+    out << "    expandable_segments: "
+        << (a.expandableSetting ? (*a.expandableSetting ? "True" : "False") : "not recorded")
+        << "\n";
+    const model::AllocatorSnapshot* snap = t.allocatorSnapshot();
+    for (const analysis::MemoryOom& o : d.ooms) {
+        out << "  OUT OF MEMORY: " << bytes(o.requested) << " requested";
+        if (o.deviceFree >= 0) out << " with " << bytes(o.deviceFree) << " free on the device";
+        const auto f = snap->userFrame(o.stack);
+        out << (f ? " at " + snap->frameText(*f) : "") << "\n";
+    }
+}
+
 void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::AnalysisResult& r,
                const analysis::MemoryAnalysis& m, const MemoryOptions& o) {
     const model::Trace& t = *e.trace;
@@ -104,6 +155,8 @@ void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::An
             if (d.operators.size() > o.top)
                 out << "    … " << d.operators.size() - o.top << " more (--top N)\n";
         }
+        writeLargest(out, t, d, o.top);
+        writeAllocator(out, t, d);
         for (const analysis::MemoryAdvice& a : d.advice)
             out << "  ▸ " << a.text << "\n    Fix: " << a.fix << "\n";
         if (o.events) {

@@ -80,20 +80,12 @@ bool isRocprofJson(const ContentProbe& p) {
     return firstObjectKey(p.content()) == "rocprofiler-sdk-tool";
 }
 
-bool isMemorySnapshot(const ContentProbe& p) {
-    return isAllocatorSnapshot(readPickleHeader(p.content()));
-}
-
 bool isPickle(const ContentProbe& p) {
     return readPickleHeader(p.content()).pickle;
 }
 
 std::string pickleDetail(const ContentProbe& p) {
     return " (protocol " + std::to_string(readPickleHeader(p.content()).protocol) + ")";
-}
-
-bool isMemoryVizHtml(const ContentProbe& p) {
-    return looksHtml(p.content()) && p.content().find("MemoryViz.js") != std::string_view::npos;
 }
 
 bool isStallscopeReport(const ContentProbe& p) {
@@ -179,16 +171,6 @@ const FileFormat kFormatXPlaneProtobuf{InputFormat::XPlaneProtobuf,
                                        nullptr,
                                        "an XPlane protobuf (TensorBoard profile plugin)",
                                        "this version of Stallscope reads Chrome/Kineto JSON only"};
-const FileFormat kFormatMemorySnapshot{
-    InputFormat::MemorySnapshot,
-    "PyTorch CUDA allocator snapshot",
-    isMemorySnapshot,
-    nullptr,
-    "a PyTorch CUDA allocator snapshot (a Python pickle from "
-    "torch.cuda.memory._dump_snapshot)",
-    "Stallscope does not read memory snapshots yet — open it at "
-    "https://pytorch.org/memory_viz; for memory over time in a trace, profile with "
-    "torch.profiler(profile_memory=True)"};
 const FileFormat kFormatPythonPickle{
     InputFormat::PythonPickle,
     "Python pickle",
@@ -198,13 +180,6 @@ const FileFormat kFormatPythonPickle{
     "it is not a trace: Stallscope never unpickles files; it reads Chrome/Kineto JSON "
     "traces (torch.profiler's export_chrome_trace or tensorboard_trace_handler)",
     pickleDetail};
-const FileFormat kFormatMemoryVizHtml{
-    InputFormat::MemoryVizHtml,
-    "torch.cuda._memory_viz HTML",
-    isMemoryVizHtml,
-    nullptr,
-    "a torch.cuda._memory_viz HTML page (a CUDA allocator snapshot inside its viewer)",
-    "Stallscope does not read memory snapshots yet — open the page in a web browser"};
 const FileFormat kFormatStallscopeReport{
     InputFormat::StallscopeReport,
     "Stallscope HTML report",

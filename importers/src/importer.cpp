@@ -2,11 +2,13 @@
 
 #include "byte_stream.h"
 #include "chrome_trace_importer.h"
+#include "memory_snapshot_importer.h"
 
 #include "stallscope/base/text_format.h"
 #include "stallscope/importers/content_probe.h"
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/format_sniffer.h"
+#include "stallscope/importers/input_format.h"
 #include "stallscope/importers/memory_budget.h"
 #include "stallscope/importers/ranks_in_one_file.h"
 #include "stallscope/importers/tensorboard_folder.h"
@@ -47,8 +49,15 @@ Result<std::shared_ptr<const model::Trace>> importBuffer(std::string bytes, cons
     // of it would be; any other bytes are read as Chrome/Kineto JSON (the reader says why not).
     {
         const ContentProbe probe = ContentProbe::ofMemory(data);
-        if (const FileFormat* f = recogniseContent(probe); f && !f->import)
+        const FileFormat* f = recogniseContent(probe);
+        if (f && !f->import)
             return Error{ErrorKind::UnknownFormat, unsupportedMessage(*f, probe), 0};
+        if (f && f->format == InputFormat::MemorySnapshot) return importSnapshotBytes(data);
+        if (f && f->format == InputFormat::MemoryVizHtml)
+            return Error{ErrorKind::UnknownFormat,
+                         "a torch.cuda._memory_viz page is read from a file: save it and open "
+                         "the file",
+                         0};
     }
     ChromeInput in;
     if (looksGzip(data->data(), data->size())) {

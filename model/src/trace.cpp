@@ -167,6 +167,7 @@ size_t Trace::memoryBytes() const {
                capBytes(m_counterSamples.value) + capBytes(m_memory) +
                capBytes(m_launchByCorrelation) + capBytes(m_gpuByCorrelation);
     if (m_source) b += m_source->memoryBytes();
+    if (m_allocator) b += m_allocator->memoryBytes();
     return b;
 }
 

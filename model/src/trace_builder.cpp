@@ -101,6 +101,7 @@ TraceBuilder TraceBuilder::clone() const {
     d.m_metadata = s.m_metadata;
     d.m_diagnostics = s.m_diagnostics;
     d.m_stats = s.m_stats;
+    d.m_allocator = s.m_allocator;
     b.m_processIndex = m_processIndex;
     b.m_trackIndex = m_trackIndex;
     b.m_flowEndpoints = m_flowEndpoints;

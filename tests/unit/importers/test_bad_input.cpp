@@ -152,21 +152,7 @@ void TestBadInput::recognisedFormats_data() {
     row("gzip of an RPD profile", test::gzipText(rpd), U,
         {"this is a gzip-compressed file holding an RPD (rocmProfileData) SQLite profile"});
 
-    // Python pickles: the allocator snapshot by its first keys, any other pickle by its header.
-    const std::string snapshot = pickle4("}\x94("s + shortString("segments") + "]\x94"s +
-                                         shortString("device_traces") + "]\x94u."s);
-    row("allocator snapshot (_dump_snapshot)", snapshot, U,
-        {"this is a PyTorch CUDA allocator snapshot (a Python pickle from "
-         "torch.cuda.memory._dump_snapshot)",
-         "does not read memory snapshots yet", "pytorch.org/memory_viz"});
-    row("allocator snapshot, protocol 2", "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02u."s,
-        U, {"this is a PyTorch CUDA allocator snapshot"});
-    row("allocator segments (memory_snapshot())",
-        pickle4("]\x94(}\x94("s + shortString("device") + "K\x00"s + shortString("address") +
-                "\x8a\x05\x00\x00\x60\x02\x0bua."s),
-        U, {"this is a PyTorch CUDA allocator snapshot"});
-    row("gzip of an allocator snapshot", test::gzipText(snapshot), U,
-        {"this is a gzip-compressed file holding a PyTorch CUDA allocator snapshot"});
+    // Python pickles that are not allocator snapshots (those are read: test_memory_snapshot).
     row("another pickle", pickle4("}\x94("s + shortString("model") + shortString("resnet") + "u."s),
         U, {"this is a Python pickle (protocol 4)", "never unpickles"});
     row("torch.save's legacy pickle",
@@ -174,13 +160,6 @@ void TestBadInput::recognisedFormats_data() {
         {"this is a Python pickle (protocol 2)"});
 
     // HTML pages.
-    row("torch.cuda._memory_viz page",
-        "\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\nimport "
-        "{add_local_files} from "
-        "\"https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js\"\nconst "
-        "local_files = "
-        "[{\"name\": \"snapshot.pickle\", \"base64\": \"gASV\"}]\n</script>\n</body>\n",
-        U, {"this is a torch.cuda._memory_viz HTML page", "open the page in a web browser"});
     row("Stallscope report",
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta "
         "name=\"generator\" "

@@ -1,8 +1,8 @@
 // Every file of the real corpus (../shared/traces), opened as a user would (importPath): the
-// files that are not Chrome/Kineto traces (allocator snapshots, the memory viewer's page, a
-// memory timeline, Nsight and RPD databases, rocprofv3 JSON, the corpus' own notes) each get
-// the one line that says what they are; every other file imports as a trace with events.
-// What each file is comes from MANIFEST.md, by path: the importer never sees a name.
+// allocator snapshots (and the memory viewer's page holding one) import as memory; the files
+// that are not traces (a memory timeline, Nsight and RPD databases, rocprofv3 JSON, the corpus' own
+// notes) each get the one line that says what they are; every other file imports as a trace with
+// events. What each file is comes from MANIFEST.md, by path: the importer never sees a name.
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
@@ -25,10 +25,6 @@ struct Expected {
 
 // What MANIFEST.md says the files that are not traces are.
 const Expected kNotTraces[] = {
-    {"memory/snapshots", ".pickle",
-     "this is a PyTorch CUDA allocator snapshot (a Python pickle from "
-     "torch.cuda.memory._dump_snapshot); Stallscope does not read memory snapshots yet"},
-    {"memory/snapshots", ".html", "this is a torch.cuda._memory_viz HTML page"},
     {"memory/timeline", ".raw.gz",
      "this is a gzip-compressed file holding a PyTorch memory timeline"},
     {"nsight", ".sqlite",
@@ -63,7 +59,7 @@ private Q_SLOTS:
         for (const auto& e : fs::recursive_directory_iterator(test::sharedTraces()))
             if (e.is_regular_file()) files.push_back(fs::relative(e.path(), test::sharedTraces()));
         std::sort(files.begin(), files.end());
-        int traces = 0, others = 0;
+        int traces = 0, others = 0, snapshots = 0;
         for (const fs::path& rel : files) {
             const std::string name = rel.generic_string();
             auto r = importers::importPath(test::sharedTraces() / rel);
@@ -81,6 +77,17 @@ private Q_SLOTS:
                          qPrintable(QString::fromStdString(name + ": " + m)));
                 continue;
             }
+            if (rel.parent_path().generic_string() == "memory/snapshots") {
+                // Allocator snapshots (and the viewer's page holding one): read as memory.
+                ++snapshots;
+                QVERIFY2(r, qPrintable(QString::fromStdString(name + ": " +
+                                                              (r ? "" : r.error().message))));
+                const model::Trace& t = *r.value().traces.front().trace;
+                QVERIFY2(t.allocatorSnapshot() && !t.allocatorSnapshot()->segments.empty() &&
+                             !t.memorySamples().empty(),
+                         qPrintable(QString::fromStdString(name + ": no allocator state")));
+                continue;
+            }
             ++traces;
             QVERIFY2(
                 r, qPrintable(QString::fromStdString(name + ": " + (r ? "" : r.error().message))));
@@ -89,9 +96,10 @@ private Q_SLOTS:
             QVERIFY2(events > 0,
                      qPrintable(QString::fromStdString(name + ": a trace without slices")));
         }
-        // The corpus as MANIFEST.md describes it: 18 files that are not traces, the rest traces.
-        QVERIFY2(others >= 18,
-                 qPrintable(QString("only %1 files that are not traces").arg(others)));
+        // The corpus as MANIFEST.md describes it: 10 allocator snapshots (one in a page), 8
+        // other files that are not traces, the rest traces.
+        QCOMPARE(snapshots, 10);
+        QVERIFY2(others >= 8, qPrintable(QString("only %1 files that are not traces").arg(others)));
         QVERIFY2(traces >= 40, qPrintable(QString("only %1 traces").arg(traces)));
         qInfo("%d traces imported, %d other files each given their line", traces, others);
     }

@@ -9,6 +9,7 @@
 #include "stallscope/analysis/analysis.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,31 @@ struct MemoryEventRow {
     model::SliceId frame; // the innermost Python frame of the program's code holding it
                           // (not a "<built-in ...>" wrapper; invalid: none)
     int64_t freedAt = -1; // allocations: when the block was freed (-1: not in the trace)
+    uint32_t stack = 0;   // allocator snapshots: the event's stack (model::AllocatorSnapshot)
+};
+
+/// An allocator snapshot's segments of one device when it was taken (model::AllocatorSnapshot).
+struct AllocatorState {
+    int64_t reserved = 0, allocated = 0, active = 0, requested = 0; // sums over segments
+    uint64_t segments = 0, largeSegments = 0, expandableSegments = 0;
+    uint64_t blocksAllocated = 0, blocksPendingFree = 0, blocksInactive = 0;
+    int64_t inactiveBytes = 0;   // free blocks inside segments (cached)
+    int64_t largestInactive = 0; // the largest one: the largest allocation that fits unsplit
+    // Segments with no active block: the cache torch.cuda.empty_cache() would return ...
+    uint64_t emptySegments = 0;
+    int64_t emptySegmentBytes = 0;
+    // ... and free blocks in segments that also hold allocations: fragmentation.
+    int64_t fragmentBytes = 0;
+    int64_t largestFragment = 0;           // the largest of those
+    std::optional<bool> expandableSetting; // allocator_settings expandable_segments
+};
+
+/// An out-of-memory event of an allocator snapshot's history.
+struct MemoryOom {
+    int64_t ts = 0;
+    int64_t requested = 0;   // the allocation that failed
+    int64_t deviceFree = -1; // what the device had free then (-1: not said)
+    uint32_t stack = 0;
 };
 
 /// Bytes live at the peak that one operator or frame allocated.
@@ -76,6 +102,12 @@ struct DeviceMemory {
     int64_t activationBytes = -1;
     int64_t activationStep = -1;
     std::vector<MemoryEventRow> rows; // every event of the device, in time order
+    // The largest blocks live at the allocated peak that the events allocated: rows, largest
+    // first (at most kLargestAtPeak).
+    std::vector<size_t> largestAtPeak;
+    static constexpr size_t kLargestAtPeak = 20;
+    std::optional<AllocatorState> allocator; // allocator snapshots only
+    std::vector<MemoryOom> ooms;
     std::vector<MemoryAdvice> advice;
 };
 

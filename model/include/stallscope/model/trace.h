@@ -3,6 +3,7 @@
 // each track's slices contiguous and sorted by (start asc, duration desc), int64 ns,
 // interned strings, strong ids, raw args read back on demand through an EventSource.
 // Built by TraceBuilder; shared with views as std::shared_ptr<const Trace>.
+#include "stallscope/model/allocator_snapshot.h"
 #include "stallscope/model/diagnostics.h"
 #include "stallscope/model/event_kind.h"
 #include "stallscope/model/event_source.h"
@@ -148,8 +149,9 @@ struct MemorySample {
     int16_t deviceType = -1;       // 0 CPU, 1 CUDA
     int16_t deviceId = -1;
     ProcessId process;
-    TrackId track;     // the thread that allocated or freed (invalid: not said)
-    uint64_t addr = 0; // the block's address (0: not said); frees match by it
+    TrackId track;      // the thread that allocated or freed (invalid: not said)
+    uint64_t addr = 0;  // the block's address (0: not said); frees match by it
+    uint32_t stack = 0; // allocator snapshots: the event's AllocatorSnapshot stack (0: none)
 };
 
 struct DeviceProperties {
@@ -238,6 +240,8 @@ public:
     const CounterSamples& counterSamples() const { return m_counterSamples; }
     const std::vector<MemorySample>& memorySamples() const { return m_memory; }
     const TraceMetadata& metadata() const { return m_metadata; }
+    /// The allocator snapshot this trace was read from (null for event traces).
+    const AllocatorSnapshot* allocatorSnapshot() const { return m_allocator.get(); }
     const Diagnostics& diagnostics() const { return m_diagnostics; }
     const ImportStats& importStats() const { return m_stats; }
 
@@ -298,6 +302,7 @@ private:
     Diagnostics m_diagnostics;
     ImportStats m_stats;
     std::shared_ptr<const EventSource> m_source;
+    std::shared_ptr<const AllocatorSnapshot> m_allocator;
     int64_t m_startNs = 0;
     int64_t m_endNs = 0;
 };

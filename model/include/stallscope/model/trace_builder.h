@@ -81,6 +81,9 @@ public:
     TraceMetadata& metadata() { return m_trace->m_metadata; }
     Diagnostics& diagnostics() { return m_trace->m_diagnostics; }
     ImportStats& stats() { return m_trace->m_stats; }
+    void setAllocatorSnapshot(std::shared_ptr<const AllocatorSnapshot> s) {
+        m_trace->m_allocator = std::move(s);
+    }
     void setEventSource(std::shared_ptr<const EventSource> source) { m_source = std::move(source); }
     /// Added to every timestamp at finalize (baseTimeNanoseconds of relative-time traces).
     void setTimeBase(int64_t ns) { m_timeBase = ns; }
