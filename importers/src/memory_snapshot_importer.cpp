@@ -38,10 +38,10 @@ namespace stallscope::importers {
 namespace {
 
 using model::AllocatorSnapshot;
+using model::DiagnosticKind;
 using model::satAdd;
 using model::satMul;
 using model::satSub;
-using model::DiagnosticKind;
 using model::SnapshotAction;
 using pickle::Document;
 using pickle::Kind;
@@ -239,8 +239,8 @@ private:
     }
 
     void settings(Id s) {
-        if (const auto v = m_doc.get(s, "expandable_segments")) m_snap.expandableSegments =
-            m_doc.integer(*v).value_or(0) != 0;
+        if (const auto v = m_doc.get(s, "expandable_segments"))
+            m_snap.expandableSegments = m_doc.integer(*v).value_or(0) != 0;
         m_snap.allocConf = base::sanitizeUtf8(str(s, "PYTORCH_CUDA_ALLOC_CONF"));
     }
 
@@ -248,8 +248,7 @@ private:
         for (Id a : m_doc.items(list)) {
             if (m_doc.kind(a) != Kind::Dict) continue;
             m_snap.annotations.push_back({static_cast<int32_t>(integer(a, "device", 0, false, "")),
-                                          std::string(str(a, "stage")),
-                                          std::string(str(a, "name")),
+                                          std::string(str(a, "stage")), std::string(str(a, "name")),
                                           integer(a, "time_us", -1, false, "")});
         }
     }
@@ -352,14 +351,22 @@ bool decodeBase64(std::string_view in, std::string& out) {
     int bits = 0;
     for (char c : in) {
         int v;
-        if (c >= 'A' && c <= 'Z') v = c - 'A';
-        else if (c >= 'a' && c <= 'z') v = c - 'a' + 26;
-        else if (c >= '0' && c <= '9') v = c - '0' + 52;
-        else if (c == '+') v = 62;
-        else if (c == '/') v = 63;
-        else if (c == '=') break;
-        else if (c == '\n' || c == '\r' || c == ' ') continue;
-        else return false;
+        if (c >= 'A' && c <= 'Z')
+            v = c - 'A';
+        else if (c >= 'a' && c <= 'z')
+            v = c - 'a' + 26;
+        else if (c >= '0' && c <= '9')
+            v = c - '0' + 52;
+        else if (c == '+')
+            v = 62;
+        else if (c == '/')
+            v = 63;
+        else if (c == '=')
+            break;
+        else if (c == '\n' || c == '\r' || c == ' ')
+            continue;
+        else
+            return false;
         acc = (acc << 6) | static_cast<uint32_t>(v);
         bits += 6;
         if (bits >= 8) {
@@ -432,16 +439,16 @@ Result<std::shared_ptr<const model::Trace>> importMemoryVizHtml(const fs::path& 
     auto bytes = std::make_shared<std::string>();
     if (!decodeBase64(std::string_view(page).substr(at + kKey.size(), end - at - kKey.size()),
                       *bytes))
-        return Error{ErrorKind::InvalidStructure,
-                     "the snapshot embedded in the page is not base64", at};
+        return Error{ErrorKind::InvalidStructure, "the snapshot embedded in the page is not base64",
+                     at};
     MemoryByteStream in(bytes);
     return importSnapshotStream(in, path, page.size(), " (in a _memory_viz page)");
 }
 
 } // namespace
 
-Result<std::shared_ptr<const model::Trace>> importSnapshotBytes(
-    std::shared_ptr<const std::string> bytes) {
+Result<std::shared_ptr<const model::Trace>>
+importSnapshotBytes(std::shared_ptr<const std::string> bytes) {
     const uint64_t size = bytes->size();
     const bool gzip = looksGzip(bytes->data(), bytes->size());
     auto mem = std::make_unique<MemoryByteStream>(std::move(bytes));

@@ -8,7 +8,7 @@
 
 namespace stallscope::importers {
 
-Result<std::shared_ptr<const model::Trace>> importSnapshotBytes(
-    std::shared_ptr<const std::string> bytes);
+Result<std::shared_ptr<const model::Trace>>
+importSnapshotBytes(std::shared_ptr<const std::string> bytes);
 
 } // namespace stallscope::importers

@@ -269,20 +269,25 @@ std::optional<Error> Reader::memoPut(uint64_t index) {
     if (!top(v)) return error("PUT with nothing on the stack");
     const bool dense = index < m_memo.size() + (size_t(1) << 16);
     if (dense) {
-        if (index >= m_memo.size()) m_memo.resize(static_cast<size_t>(index) + 1, Document::kNoValue);
+        if (index >= m_memo.size())
+            m_memo.resize(static_cast<size_t>(index) + 1, Document::kNoValue);
         if (m_memo[index] == Document::kNoValue) ++m_memoCount;
         m_memo[index] = v;
     } else {
-        if (m_sparseMemo.emplace(index, v).second) ++m_memoCount;
-        else m_sparseMemo[index] = v;
+        if (m_sparseMemo.emplace(index, v).second)
+            ++m_memoCount;
+        else
+            m_sparseMemo[index] = v;
     }
     return std::nullopt;
 }
 
 std::optional<Error> Reader::memoGet(uint64_t index) {
     Id v = Document::kNoValue;
-    if (index < m_memo.size()) v = m_memo[index];
-    else if (auto it = m_sparseMemo.find(index); it != m_sparseMemo.end()) v = it->second;
+    if (index < m_memo.size())
+        v = m_memo[index];
+    else if (auto it = m_sparseMemo.find(index); it != m_sparseMemo.end())
+        v = it->second;
     if (v == Document::kNoValue)
         return error("GET of memo entry " + std::to_string(index) + ", which was never set");
     m_stack.push_back(v);
@@ -310,9 +315,10 @@ std::optional<Error> Reader::refused(unsigned char op) {
         std::string module, name;
         if (!line(module) || !line(name)) return truncated();
         return Error{ErrorKind::Unsupported,
-                     "pickle: refused GLOBAL " + base::truncateUtf8(base::sanitizeUtf8(module), 80) +
-                         "." + base::truncateUtf8(base::sanitizeUtf8(name), 80) +
-                         " at byte " + std::to_string(m_opAt) +
+                     "pickle: refused GLOBAL " +
+                         base::truncateUtf8(base::sanitizeUtf8(module), 80) + "." +
+                         base::truncateUtf8(base::sanitizeUtf8(name), 80) + " at byte " +
+                         std::to_string(m_opAt) +
                          ": the file asks to import a Python object; Stallscope reads only "
                          "builtins (dict, list, tuple, str, bytes, int, float, bool, None) and "
                          "never runs code from a file",
@@ -443,7 +449,7 @@ std::optional<Error> Reader::step(unsigned char op, bool& stop) {
     case 'B':
     case 0x8e:
     case 0x96: { // SHORT_BINBYTES, BINBYTES, BINBYTES8, BYTEARRAY8
-        const size_t width = (op == 0x8c || op == 'U' || op == 'C') ? 1
+        const size_t width = (op == 0x8c || op == 'U' || op == 'C')     ? 1
                              : (op == 0x8d || op == 0x8e || op == 0x96) ? 8
                                                                         : 4;
         if (!le(width, n)) return truncated();
@@ -561,7 +567,8 @@ Result<Document> Reader::run(ReadStats* stats) {
         m_opAt = m_consumed + m_pos;
         unsigned char op = 0;
         if (!byte(op)) {
-            if (opcodes == 0 && (m_in.state() == StreamState::Ok || m_in.state() == StreamState::End))
+            if (opcodes == 0 &&
+                (m_in.state() == StreamState::Ok || m_in.state() == StreamState::End))
                 return Error{ErrorKind::Empty, "pickle: the file is empty", 0};
             return truncated();
         }

@@ -60,7 +60,7 @@ private:
     friend class Reader;
     struct Node {
         Kind kind = Kind::None;
-        uint32_t aux = 0; // str/bytes: length; containers: index in m_containers
+        uint32_t aux = 0;  // str/bytes: length; containers: index in m_containers
         int64_t value = 0; // int, bool; float bits; str/bytes: offset in m_text
     };
     std::vector<Node> m_nodes;

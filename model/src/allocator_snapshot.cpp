@@ -47,12 +47,11 @@ std::string AllocatorSnapshot::frameText(uint32_t frame) const {
 }
 
 size_t AllocatorSnapshot::memoryBytes() const {
-    size_t b = sizeof(*this) + frames.capacity() * sizeof(SnapshotFrame) +
-               stackFrames.capacity() * 4 + stackBegin.capacity() * 4 +
-               segments.capacity() * sizeof(SnapshotSegment) +
-               blocks.capacity() * sizeof(SnapshotBlock) +
-               entries.capacity() * sizeof(SnapshotEntry) +
-               annotations.capacity() * sizeof(SnapshotAnnotation);
+    size_t b =
+        sizeof(*this) + frames.capacity() * sizeof(SnapshotFrame) + stackFrames.capacity() * 4 +
+        stackBegin.capacity() * 4 + segments.capacity() * sizeof(SnapshotSegment) +
+        blocks.capacity() * sizeof(SnapshotBlock) + entries.capacity() * sizeof(SnapshotEntry) +
+        annotations.capacity() * sizeof(SnapshotAnnotation);
     for (const SnapshotFrame& f : frames) b += f.name.capacity() + f.filename.capacity();
     return b;
 }

@@ -113,7 +113,7 @@ std::string tinySnapshot() {
                          {"device_traces", traces},
                          {"allocator_settings", dict({{"expandable_segments", "\x89"s}})},
                          {"external_annotations", list({})}}) +
-                    ".");
+                   ".");
 }
 
 importers::Result<std::shared_ptr<const model::Trace>> importBytes(const std::string& b) {
@@ -136,10 +136,16 @@ private Q_SLOTS:
 void TestMemorySnapshot::readerBuildsBuiltins() {
     // Protocol 2 with BINPUT/BINGET, a shared list, a tuple, a float, a big int, bytes.
     // (A hex escape is cut before a letter that is a hex digit: "\x00" "a".)
-    const std::string p = "\x80\x02}q\x00(X\x01\x00\x00\x00" "aq\x01]q\x02(K\x01K\x02" "eX\x01\x00"
-                          "\x00\x00" "bh\x02X\x01\x00\x00\x00" "cG?\xf8\x00\x00\x00\x00\x00\x00"
-                          "X\x01\x00\x00\x00" "d\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01"
-                          "X\x01\x00\x00\x00" "eC\x02hi\x85u."s;
+    const std::string p = "\x80\x02}q\x00(X\x01\x00\x00\x00"
+                          "aq\x01]q\x02(K\x01K\x02"
+                          "eX\x01\x00"
+                          "\x00\x00"
+                          "bh\x02X\x01\x00\x00\x00"
+                          "cG?\xf8\x00\x00\x00\x00\x00\x00"
+                          "X\x01\x00\x00\x00"
+                          "d\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01"
+                          "X\x01\x00\x00\x00"
+                          "eC\x02hi\x85u."s;
     auto data = std::make_shared<const std::string>(p);
     importers::MemoryByteStream in(data);
     auto doc = importers::pickle::readPickle(in);
@@ -245,17 +251,25 @@ void TestMemorySnapshot::hostilePickles_data() {
         "the file ends inside the opcode");
     row("a 2^62-byte string", "\x80\x04\x8d"s + le64(uint64_t(1) << 62) + "abc"s,
         ErrorKind::InvalidStructure, "a string of");
-    row("a 4 GiB - 1 string that is not there", "\x80\x04X\xff\xff\xff\xff" "abc"s,
+    row("a 4 GiB - 1 string that is not there",
+        "\x80\x04X\xff\xff\xff\xff"
+        "abc"s,
         ErrorKind::Truncated, "cut short");
     row("GET of a memo never set", "\x80\x04h\x07."s, ErrorKind::InvalidStructure,
         "GET of memo entry 7");
     row("LONG_BINGET far away", "\x80\x04j\xff\xff\xff\xff."s, ErrorKind::InvalidStructure,
         "never set");
-    row("APPEND to a dict", "\x80\x04}K\x01" "a."s, ErrorKind::InvalidStructure, "APPEND to a dict");
+    row("APPEND to a dict",
+        "\x80\x04}K\x01"
+        "a."s,
+        ErrorKind::InvalidStructure, "APPEND to a dict");
     row("SETITEMS odd", "\x80\x04}(K\x01u."s, ErrorKind::InvalidStructure, "odd number");
     row("unhashable key", "\x80\x04}]K\x01s."s, ErrorKind::InvalidStructure, "unhashable");
     row("STOP on an empty stack", "\x80\x04."s, ErrorKind::InvalidStructure, "STOP with nothing");
-    row("POP_MARK without MARK", "\x80\x04" "1."s, ErrorKind::InvalidStructure, "without a MARK");
+    row("POP_MARK without MARK",
+        "\x80\x04"
+        "1."s,
+        ErrorKind::InvalidStructure, "without a MARK");
     row("unknown opcode", "\x80\x04\xff"s, ErrorKind::InvalidStructure, "unknown opcode 0xff");
     row("protocol 9", "\x80\x09}."s, ErrorKind::InvalidStructure, "protocol 9");
     // Builtins that are not a snapshot.

@@ -87,8 +87,8 @@ struct AllocatorSnapshot {
     [[nodiscard]] size_t stackCount() const { return stackBegin.size() - 1; }
     [[nodiscard]] std::span<const uint32_t> stack(uint32_t id) const {
         if (id + 1 >= stackBegin.size()) return {};
-        return std::span<const uint32_t>(stackFrames).subspan(
-            stackBegin[id], stackBegin[id + 1] - stackBegin[id]);
+        return std::span<const uint32_t>(stackFrames)
+            .subspan(stackBegin[id], stackBegin[id + 1] - stackBegin[id]);
     }
     /// The innermost frame of the program's code in a stack: the first Python frame (a
     /// ".py" file) outside the torch package, else the first Python frame; nullopt when the
