@@ -568,7 +568,8 @@ void writeMemoryJson(JsonWriter& w, const model::Trace& t, const MemoryAnalysis&
         w.key("live_attributed_bytes").value(d.liveAttributed);
         w.key("live_before_trace_bytes").value(d.liveBeforeTrace);
         for (auto [key, groups] : {std::pair{"live_by_operator", &d.liveByOperator},
-                                   std::pair{"live_by_frame", &d.liveByFrame}}) {
+                                   std::pair{"live_by_frame", &d.liveByFrame},
+                                   std::pair{"live_by_category", &d.liveByCategory}}) {
             w.key(key).beginArray();
             for (size_t i = 0; i < groups->size() && i < maxRows; ++i) {
                 const MemoryLiveGroup& g = (*groups)[i];

@@ -232,6 +232,26 @@ void advise(DeviceMemory& d, const MemoryThresholds& th) {
 /// What was live just after the allocated peak's event (row `peakRow`): the events up to it
 /// replayed by address, the blocks left grouped by operator and by frame.
 void liveAtPeak(const Trace& t, DeviceMemory& d, size_t peakRow, std::vector<std::string>& notes) {
+    if (std::any_of(d.rows.begin(), d.rows.end(),
+                    [](const MemoryEventRow& e) { return e.category != 0; })) {
+        // A memory timeline: tensors by category, no addresses; what each held at the peak.
+        std::map<std::string, MemoryLiveGroup> byCategory;
+        std::map<std::string, int64_t> tensors;
+        for (size_t i = 0; i <= peakRow; ++i) {
+            const MemoryEventRow& e = d.rows[i];
+            if (!e.category) continue;
+            const std::string name = memoryCategoryName(int(e.category) - 1);
+            MemoryLiveGroup& g = byCategory[name];
+            g.name = name;
+            g.bytes = satAdd(g.bytes, e.bytes);
+            tensors[name] += e.bytes > 0 ? 1 : e.bytes < 0 ? -1 : 0;
+        }
+        for (auto& [name, g] : byCategory) g.blocks = uint64_t(std::max<int64_t>(0, tensors[name]));
+        d.liveByCategory = grouped(byCategory);
+        std::erase_if(d.liveByCategory, [](const MemoryLiveGroup& g) { return g.bytes <= 0; });
+        d.liveAttributed = d.peakAllocated;
+        return;
+    }
     // Replayed again up to the peak's event: the blocks live then.
     std::unordered_map<uint64_t, size_t> at;
     std::vector<size_t> unaddressed; // allocations without an address stay live
@@ -374,6 +394,7 @@ MemoryAnalysis analyzeMemory(const Trace& t, const AnalysisResult& r, const Memo
             e.totalReserved = m->totalReserved;
             e.addr = m->addr;
             e.stack = m->stack;
+            e.category = m->category;
             e.op = enclosing(t, m->track, m->ts, EventKind::CpuOp, [](SliceId) { return true; });
             e.frame = enclosing(t, m->track, m->ts, EventKind::PythonFunction,
                                 [&t](SliceId s) { return isSourceFrame(t, s); });

@@ -125,7 +125,8 @@ void writeText(std::ostream& out, const model::TraceEntry& e, const analysis::An
                     << " allocated before it began (not attributable)";
             out << "\n";
             for (auto [title, groups] : {std::pair{"by operator", &d.liveByOperator},
-                                         std::pair{"by Python frame", &d.liveByFrame}}) {
+                                         std::pair{"by Python frame", &d.liveByFrame},
+                                         std::pair{"by category", &d.liveByCategory}}) {
                 if (groups->empty()) continue;
                 out << "    " << title << ":\n";
                 for (size_t i = 0; i < groups->size() && i < o.top; ++i)

@@ -182,9 +182,16 @@ void FindingsPanel::setData(std::shared_ptr<const model::Trace> trace, std::shar
     else
         m_chart->setDevice(m_analysis && !m_analysis->devices.empty() ? &m_analysis->devices.front() : nullptr);
     m_chart->setVisible(m_analysis && (!m_analysis->devices.empty() || m_analysis->hostOnly));
+    const bool snapshot = m_trace && m_trace->allocatorSnapshot();
     m_detail->setHtml(m_analysis && m_analysis->findings.empty()
-                          ? tr("<p>No findings: nothing in this window costs measurable GPU time.</p>")
-                          : tr("<p style='color:gray'>Select a finding to see why it happens and how to fix it.</p>"));
+                          ? snapshot
+                                ? tr("<p>A CUDA allocator snapshot holds the allocator's memory "
+                                     "and its history, not GPU activity: its figures and "
+                                     "advice are in the Memory tab.</p>")
+                                : tr("<p>No findings: nothing in this window costs measurable "
+                                     "GPU time.</p>")
+                          : tr("<p style='color:gray'>Select a finding to see why it happens and "
+                               "how to fix it.</p>"));
     m_copy->setEnabled(false);
 }
 

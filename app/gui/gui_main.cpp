@@ -58,7 +58,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption view("view",
                                   "bottom view for --screenshot: " + stallscope::gui::viewNames() +
                                       " (collectives: the ranks side by side; captures: the "
-                                      "timeline with the Capture list open)",
+                                      "timeline with the Capture list open; memory-live, "
+                                      "memory-operators, memory-events, memory-active, "
+                                      "memory-allocator: the Memory view on that tab)",
                                   "VIEW", "timeline");
     const QCommandLineOption step("step",
                                   "with --screenshot: choose ProfilerStep#N in the Step box", "N");

@@ -345,8 +345,13 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
                                    : static_cast<int>(m_doc->series.front().summarisedBy().trace));
     // The Overview first when the trace has steps to show, as the TensorBoard plugin opened.
     const auto& shown = *m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].analysis;
-    showView(std::any_of(shown.devices.begin(), shown.devices.end(),
-                         [](const analysis::DeviceMetrics& d) { return !d.steps.empty(); })
+    // An allocator snapshot opens on its memory.
+    const bool snapshot =
+        m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].entry.trace->allocatorSnapshot() !=
+        nullptr;
+    showView(snapshot ? View::Memory
+             : std::any_of(shown.devices.begin(), shown.devices.end(),
+                           [](const analysis::DeviceMetrics& d) { return !d.steps.empty(); })
                  ? View::Overview
                  : View::Details);
     if (!m_doc->session.problems.empty()) {
@@ -459,12 +464,15 @@ void MainWindow::showRank(int index) {
     for (const auto& panel : m_panels) panel->showTrace(context);
     fillSteps();
     const auto& st = lt.entry.trace->importStats();
-    m_status->setText(tr("%1 · %2 events · %3 MB of JSON · loaded in %4 s · window %5")
+    // The text's kind: a pickle for allocator snapshots, JSON for the rest.
+    const char* text = lt.entry.trace->allocatorSnapshot() ? "pickle" : "JSON";
+    m_status->setText(tr("%1 · %2 events · %3 MB of %6 · loaded in %4 s · window %5")
                           .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
                           .arg(QLocale().toString(qulonglong(st.entries)))
                           .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
                           .arg(QString::number(m_doc->seconds, 'f', 2))
-                          .arg(QString::fromStdString(lt.analysis->window.description)));
+                          .arg(QString::fromStdString(lt.analysis->window.description))
+                          .arg(QString::fromLatin1(text)));
     syncRankPickers();
     const model::Diagnostics& diags = lt.entry.trace->diagnostics();
     if (!diags.empty()) {

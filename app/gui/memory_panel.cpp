@@ -1,5 +1,6 @@
 #include "memory_panel.h"
 
+#include "allocator_views.h"
 #include "gui_text.h"
 #include "main_window.h"
 #include "panel.h"
@@ -17,6 +18,7 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
@@ -275,11 +277,13 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
 
     m_tabs = new QTabWidget(this);
     m_tabs->setDocumentMode(true);
+    m_tabs->setObjectName("memoryTabs");
     // Live at the peak.
     auto* live = new QWidget(this);
     m_grouping = new QComboBox(live);
     m_grouping->setObjectName("memoryGrouping");
-    m_grouping->addItems({tr("by operator"), tr("by Python frame")});
+    m_grouping->addItems(
+        {tr("by operator"), tr("by Python frame"), tr("largest blocks"), tr("by category")});
     m_live = makeTable(live, "memoryLive", {tr("Allocated by"), tr("Bytes live"), tr("Blocks")});
     m_live->setToolTip(tr("Blocks live at the allocated peak whose allocation the trace shows, "
                           "grouped by the innermost operator (or Python frame of the program) "
@@ -334,6 +338,38 @@ MemoryPanel::MemoryPanel(QWidget* parent) : QWidget(parent) {
     el->addWidget(m_filter);
     el->addWidget(m_events, 1);
     m_tabs->addTab(events, tr("Events"));
+    // Active blocks: the allocated memory as a stack of its blocks (memory_viz's picture).
+    auto* active = new QWidget(this);
+    m_active = new ActiveMemoryWidget(active);
+    m_active->setObjectName("memoryActiveBlocks");
+    m_blockInfo =
+        new QLabel(tr("Point at a block for what it is; click it for its stack."), active);
+    m_blockInfo->setObjectName("memoryBlockInfo");
+    m_blockInfo->setWordWrap(true);
+    m_blockInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* al = new QVBoxLayout(active);
+    al->setContentsMargins(0, 4, 0, 0);
+    al->addWidget(m_active, 3);
+    al->addWidget(m_blockInfo, 1);
+    m_tabs->addTab(active, tr("Active blocks"));
+    connect(m_active, &ActiveMemoryWidget::blockActivated, this,
+            [this](int row) { showBlock(row); });
+    // Allocator: an allocator snapshot's segments and blocks when it was taken.
+    auto* alloc = new QWidget(this);
+    m_allocatorSummary = new QLabel(alloc);
+    m_allocatorSummary->setObjectName("memoryAllocatorSummary");
+    m_allocatorSummary->setWordWrap(true);
+    m_allocatorSummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_segments = new SegmentMapWidget(alloc);
+    m_segments->setObjectName("memorySegments");
+    auto* scroll = new QScrollArea(alloc);
+    scroll->setWidget(m_segments);
+    scroll->setWidgetResizable(true);
+    auto* sl = new QVBoxLayout(alloc);
+    sl->setContentsMargins(0, 4, 0, 0);
+    sl->addWidget(m_allocatorSummary);
+    sl->addWidget(scroll, 1);
+    m_tabs->addTab(alloc, tr("Allocator"));
     // The events (tens of thousands of rows) are laid out only when their tab is looked at.
     connect(m_tabs, &QTabWidget::currentChanged, this, [this] { fillEvents(); });
     connect(m_events, &QTableView::activated, this, [this](const QModelIndex& i) {
@@ -412,6 +448,8 @@ void MemoryPanel::showDevice() {
     const DeviceMemory* d = device();
     const int64_t origin = m_analysis ? m_analysis->window.startNs : 0;
     m_curve->setDevice(d, origin, m_analysis ? m_analysis->window.endNs : 1);
+    m_active->setDevice(m_trace.get(), d, origin, m_analysis ? m_analysis->window.endNs : 1);
+    showAllocator(d);
     for (QTableWidget* t : {m_live, m_ops}) {
         t->setSortingEnabled(false);
         t->setRowCount(0);
@@ -480,12 +518,105 @@ void MemoryPanel::showDevice() {
     applyFilter();
 }
 
+void MemoryPanel::showAllocator(const DeviceMemory* d) {
+    const model::AllocatorSnapshot* snap = m_trace ? m_trace->allocatorSnapshot() : nullptr;
+    m_tabs->setTabEnabled(AllocatorTab, snap != nullptr);
+    m_tabs->setTabEnabled(OperatorsTab, snap == nullptr);
+    if (snap && m_grouping->currentIndex() == 0) {
+        const QSignalBlocker block(m_grouping);
+        m_grouping->setCurrentIndex(1); // a snapshot has stacks, not operators
+    }
+    if (d && !d->liveByCategory.empty() && m_grouping->currentIndex() != 3) {
+        const QSignalBlocker block(m_grouping);
+        m_grouping->setCurrentIndex(3); // a memory timeline has categories only
+    }
+    m_tabs->setTabEnabled(OperatorsTab, snap == nullptr && !(d && !d->liveByCategory.empty()));
+    m_segments->setSnapshot(snap, d ? d->device : 0);
+    if (!snap || !d || !d->allocator) {
+        m_allocatorSummary->setText(tr("The allocator's segments are in allocator snapshots "
+                                       "(torch.cuda.memory._dump_snapshot)."));
+        return;
+    }
+    const analysis::AllocatorState& a = *d->allocator;
+    QString s =
+        tr("When the snapshot was taken: <b>%1</b> reserved in %2 segments (%3 large%4), "
+           "<b>%5</b> allocated in %6 blocks%7.<br>Free inside segments %8: %9 in %10 "
+           "segments holding no allocation (torch.cuda.empty_cache() would return "
+           "them), %11 between allocations (fragments; the largest %12). "
+           "expandable_segments: %13.")
+            .arg(bytesText(a.reserved))
+            .arg(a.segments)
+            .arg(a.largeSegments)
+            .arg(a.expandableSegments ? tr(", %1 expandable").arg(a.expandableSegments) : QString())
+            .arg(bytesText(a.allocated))
+            .arg(a.blocksAllocated)
+            .arg(a.blocksPendingFree ? tr(" (+%1 pending free)").arg(a.blocksPendingFree)
+                                     : QString())
+            .arg(bytesText(a.inactiveBytes))
+            .arg(bytesText(a.emptySegmentBytes))
+            .arg(a.emptySegments)
+            .arg(bytesText(a.fragmentBytes))
+            .arg(bytesText(a.largestFragment))
+            .arg(a.expandableSetting ? (*a.expandableSetting ? "True" : "False")
+                                     : tr("not recorded"));
+    for (const analysis::MemoryOom& o : d->ooms) {
+        const auto f = snap->userFrame(o.stack);
+        s += "<br><b>" + tr("Out of memory") + "</b>: " + bytesText(o.requested) +
+             tr(" requested") +
+             (o.deviceFree >= 0 ? tr(" with %1 free on the device").arg(bytesText(o.deviceFree))
+                                : QString()) +
+             (f ? " " + tr("at %1").arg(QString::fromStdString(snap->frameText(*f)).toHtmlEscaped())
+                : QString());
+    }
+    m_allocatorSummary->setText(s);
+}
+
+/// A block of the Active blocks picture: what it is and, for a snapshot, its whole stack;
+/// for a trace, its operator selected on the timeline.
+void MemoryPanel::showBlock(int row) {
+    const DeviceMemory* d = device();
+    if (!d || row < 0 || size_t(row) >= d->rows.size()) return;
+    const MemoryEventRow& e = d->rows[size_t(row)];
+    QString text = m_active->blockText(row);
+    if (const model::AllocatorSnapshot* snap = m_trace->allocatorSnapshot()) {
+        for (uint32_t f : snap->stack(e.stack))
+            text += "\n  " + QString::fromStdString(snap->frameText(f));
+    } else if (e.op.valid()) {
+        Q_EMIT eventRequested(e.op);
+    }
+    m_blockInfo->setText(text);
+}
+
 void MemoryPanel::fillLive() {
     const DeviceMemory* d = device();
     m_live->setSortingEnabled(false);
     m_live->setRowCount(0);
     if (!d) return;
-    const auto& groups = m_grouping->currentIndex() == 1 ? d->liveByFrame : d->liveByOperator;
+    if (m_grouping->currentIndex() == 2) { // the largest blocks live at the peak, one by one
+        m_live->setRowCount(int(d->largestAtPeak.size()));
+        for (int i = 0; i < int(d->largestAtPeak.size()); ++i) {
+            const size_t row = d->largestAtPeak[size_t(i)];
+            const MemoryEventRow& e = d->rows[row];
+            QString where = m_active->blockText(int(row));
+            auto* name =
+                new Item(where.section(" · ", 1, 1).isEmpty() ? where : where.section(" · ", 1, 1));
+            QString stack;
+            if (const model::AllocatorSnapshot* snap = m_trace->allocatorSnapshot())
+                for (uint32_t f : snap->stack(e.stack))
+                    stack += QString::fromStdString(snap->frameText(f)) + "\n";
+            name->setToolTip(stack.isEmpty() ? where : where + "\n\n" + stack.trimmed());
+            if (e.op.valid()) name->setData(kSliceRole, qulonglong(e.op.index()));
+            m_live->setItem(i, 0, name);
+            m_live->setItem(i, 1, new Item(bytesText(e.bytes), e.bytes));
+            m_live->setItem(i, 2, new Item(QStringLiteral("1"), 1));
+        }
+        m_live->setSortingEnabled(true);
+        m_live->sortByColumn(1, Qt::DescendingOrder);
+        m_live->resizeColumnsToContents();
+        return;
+    }
+    const int by = m_grouping->currentIndex();
+    const auto& groups = by == 1 ? d->liveByFrame : by == 3 ? d->liveByCategory : d->liveByOperator;
     m_live->setRowCount(int(groups.size()));
     for (int i = 0; i < int(groups.size()); ++i) {
         const analysis::MemoryLiveGroup& g = groups[size_t(i)];

@@ -1,10 +1,12 @@
 #pragma once
 // The Memory tab (traces recorded with profile_memory=True; analysis::analyzeMemory): per
-// device the allocated and reserved curves with the peak marked, the peaks, headroom and
-// advice, and three tables: what was live at the allocated peak (by operator or by Python
-// frame), the operators' memory (the TensorBoard plugin's memory statistics) and the
-// allocation events (sortable, filterable; a double-click selects the event's operator on
-// the timeline, a click on the curve zooms the timeline there). Follows a step or range scope.
+// device (and allocator snapshots: their history replayed) the allocated and reserved curves with
+// the peak marked, the peaks, headroom and advice, and three tables: what was live at the allocated
+// peak (by operator or by Python frame), the operators' memory (the TensorBoard plugin's memory
+// statistics) and the allocation events (sortable, filterable; a double-click selects the event's
+// operator on the timeline, a click on the curve zooms the timeline there); the Active blocks
+// picture and, for allocator snapshots, the Allocator tab (segments and their blocks when it was
+// taken, out-of-memory events; allocator_views.h). Follows a step or range scope.
 #include "stallscope/analysis/memory.h"
 
 #include <QWidget>
@@ -44,12 +46,14 @@ private:
     int64_t m_start = 0, m_end = 1;
 };
 
+class ActiveMemoryWidget;
 class MemoryEventsModel;
+class SegmentMapWidget;
 
 class MemoryPanel : public QWidget {
     Q_OBJECT
 public:
-    enum Tab { LiveTab, OperatorsTab, EventsTab };
+    enum Tab { LiveTab, OperatorsTab, EventsTab, ActiveTab, AllocatorTab };
     explicit MemoryPanel(QWidget* parent = nullptr);
     void setData(std::shared_ptr<const model::Trace> trace,
                  std::shared_ptr<const analysis::AnalysisResult> analysis);
@@ -66,6 +70,13 @@ public:
     [[nodiscard]] MemoryCurveWidget* curve() const { return m_curve; }
     [[nodiscard]] QComboBox* grouping() const { return m_grouping; }
     [[nodiscard]] QLineEdit* filter() const { return m_filter; }
+    [[nodiscard]] ActiveMemoryWidget* activeBlocks() const { return m_active; }
+    [[nodiscard]] SegmentMapWidget* segments() const { return m_segments; }
+    [[nodiscard]] QLabel* allocatorSummary() const { return m_allocatorSummary; }
+    [[nodiscard]] QLabel* blockInfo() const { return m_blockInfo; }
+    [[nodiscard]] QTabWidget* tabs() const { return m_tabs; }
+    /// Shows a block of the Active blocks picture (its stack, or its operator selected).
+    void showBlock(int row);
 
 Q_SIGNALS:
     void eventRequested(stallscope::model::SliceId slice);
@@ -78,6 +89,7 @@ private:
     void rebuild();
     void showDevice();
     void fillLive();
+    void showAllocator(const analysis::DeviceMemory* d);
     void fillEvents();
     void applyFilter();
     [[nodiscard]] const analysis::DeviceMemory* device() const;
@@ -95,6 +107,10 @@ private:
     QTableWidget* m_live = nullptr;
     QTableWidget* m_ops = nullptr;
     QTableView* m_events = nullptr;
+    ActiveMemoryWidget* m_active = nullptr;
+    QLabel* m_blockInfo = nullptr;
+    SegmentMapWidget* m_segments = nullptr;
+    QLabel* m_allocatorSummary = nullptr;
     MemoryEventsModel* m_eventsModel = nullptr;
     QSortFilterProxyModel* m_eventsProxy = nullptr;
     const analysis::DeviceMemory* m_eventsShown = nullptr; // the device the events model shows

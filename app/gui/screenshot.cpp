@@ -129,7 +129,19 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     }
     // --view: a panel's key (panels.def), or timeline, collectives (the Ranks panel's second
     // view) or captures.
-    const std::string viewKey = o.view == "collectives" ? "ranks" : o.view.toStdString();
+    // memory-<tab>: the Memory panel on one of its tabs (live, operators, events, active,
+    // allocator).
+    const QStringList memoryTabs = {"live", "operators", "events", "active", "allocator"};
+    const bool memoryTab = o.view.startsWith("memory-");
+    const int memoryTabIndex = memoryTab ? int(memoryTabs.indexOf(o.view.mid(7))) : -1;
+    if (memoryTab && memoryTabIndex < 0) {
+        if (error)
+            *error = "--view " + o.view + ": unknown (memory-" + memoryTabs.join(", memory-") + ")";
+        return 2;
+    }
+    const std::string viewKey = o.view == "collectives" ? "ranks"
+                                : memoryTab             ? "memory"
+                                                        : o.view.toStdString();
     const PanelInfo* shown = findPanel(viewKey);
     if (!shown && o.view != "timeline" && o.view != "captures") {
         if (error) *error = "--view " + o.view + ": unknown (" + viewNames() + ")";
@@ -141,6 +153,9 @@ int takeScreenshot(const ScreenshotOptions& o, QString* error) {
         // The Ranks panel's second view: the ranks side by side with their collectives linked.
         if (o.view == "collectives")
             if (auto* tabs = w.findChild<QTabWidget*>("ranksViews")) tabs->setCurrentIndex(1);
+        if (memoryTab)
+            if (auto* tabs = w.findChild<QTabWidget*>("memoryTabs"))
+                tabs->setCurrentIndex(memoryTabIndex);
     }
     w.show();
     // The flame graph is built on the thread pool: wait for it (bounded) before the picture.

@@ -71,10 +71,6 @@ bool isXSpace(const ContentProbe& p) {
     return j < b.size() && (b[j] == 0x08 || b[j] == 0x12 || b[j] == 0x1a);
 }
 
-bool isMemoryTimeline(const ContentProbe& p) {
-    return looksArrayOfRows(p.content());
-}
-
 /// rocprofv3's JSON is one object whose (only) key is "rocprofiler-sdk-tool".
 bool isRocprofJson(const ContentProbe& p) {
     return firstObjectKey(p.content()) == "rocprofiler-sdk-tool";
@@ -144,16 +140,6 @@ std::string sqliteDetail(const ContentProbe& p) {
 
 // The rows of the formats that came before file_formats.def; a new format defines its row
 // beside its reader.
-const FileFormat kFormatMemoryTimeline{
-    InputFormat::MemoryTimeline,
-    "PyTorch memory timeline",
-    isMemoryTimeline,
-    nullptr,
-    "a PyTorch memory timeline (torch.profiler's export_memory_timeline_raw or "
-    "export_memory_timeline JSON: rows of numbers, not trace events)",
-    "Stallscope does not read memory timelines yet — open the trace of the same run "
-    "instead (export_chrome_trace or tensorboard_trace_handler; with profile_memory=True "
-    "it holds the memory curve)"};
 const FileFormat kFormatRocprofJson{
     InputFormat::RocprofJson,
     "rocprofv3 JSON",

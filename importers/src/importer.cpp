@@ -53,10 +53,11 @@ Result<std::shared_ptr<const model::Trace>> importBuffer(std::string bytes, cons
         if (f && !f->import)
             return Error{ErrorKind::UnknownFormat, unsupportedMessage(*f, probe), 0};
         if (f && f->format == InputFormat::MemorySnapshot) return importSnapshotBytes(data);
-        if (f && f->format == InputFormat::MemoryVizHtml)
+        if (f && f->import && f->format != InputFormat::Gzip &&
+            f->format != InputFormat::ChromeJson)
             return Error{ErrorKind::UnknownFormat,
-                         "a torch.cuda._memory_viz page is read from a file: save it and open "
-                         "the file",
+                         "this is a " + std::string(f->name) +
+                             ": it is read from a file — save it and open the file",
                          0};
     }
     ChromeInput in;

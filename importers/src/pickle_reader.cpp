@@ -81,6 +81,12 @@ constexpr size_t kChunk = size_t(1) << 20;
 constexpr uint64_t kMaxOperand = UINT32_MAX;
 constexpr size_t kMaxLine = 1 << 16; // protocol 0's text operands (numbers, memo keys)
 
+/// A step's outcome: handled, with its error if any.
+bool done(std::optional<Error>& out, std::optional<Error> e) {
+    out = std::move(e);
+    return true;
+}
+
 std::string hex(unsigned char op) {
     static const char* d = "0123456789abcdef";
     return std::string("0x") + d[op >> 4] + d[op & 15];
@@ -132,6 +138,10 @@ private:
     std::optional<Error> memoGet(uint64_t index);
     std::optional<Error> setItems(Id dict, std::span<const Id> kv);
     std::optional<Error> step(unsigned char op, bool& stop);
+    // The opcodes by family; each returns whether it knew `op` (its error in `out`).
+    bool stackStep(unsigned char op, bool& stop, std::optional<Error>& out);
+    bool scalarStep(unsigned char op, std::optional<Error>& out);
+    bool containerStep(unsigned char op, std::optional<Error>& out);
 
     ByteStream& m_in;
     std::vector<char> m_buf;
@@ -351,94 +361,127 @@ std::optional<Error> Reader::refused(unsigned char op) {
                  m_opAt};
 }
 
-std::optional<Error> Reader::step(unsigned char op, bool& stop) {
+bool Reader::stackStep(unsigned char op, bool& stop, std::optional<Error>& out) {
     uint64_t n = 0;
-    Id v = 0, w = 0;
+    Id v = 0;
     std::vector<Id> items;
+    std::string text;
+    switch (op) {
+    case 0x80: // PROTO
+        if (!le(1, n)) return done(out, truncated());
+        if (n > 5)
+            return done(out,
+                        error("protocol " + std::to_string(n) + " (this reader knows 0 to 5)"));
+        m_protocol = static_cast<int>(n);
+        return done(out, std::nullopt);
+    case 0x95: // FRAME: a hint of the next frame's size; the reader streams anyway
+        if (!le(8, n)) return done(out, truncated());
+        return done(out, std::nullopt);
+    case '.': // STOP
+        if (!pop(v)) return done(out, error("STOP with nothing on the stack"));
+        m_doc.m_root = v;
+        stop = true;
+        return done(out, std::nullopt);
+    case '(': m_marks.push_back(m_stack.size()); return done(out, std::nullopt);
+    case '0': // POP (or POP the mark when the stack above it is empty, as Python does)
+        if (pop(v)) return done(out, std::nullopt);
+        if (!popMark(items)) return done(out, error("POP with nothing on the stack"));
+        return done(out, std::nullopt);
+    case '1':
+        if (!popMark(items)) return done(out, error("POP_MARK without a MARK"));
+        return done(out, std::nullopt);
+    case '2':
+        if (!top(v)) return done(out, error("DUP with nothing on the stack"));
+        m_stack.push_back(v);
+        return done(out, std::nullopt);
+    case 'N': m_stack.push_back(node(Kind::None)); return done(out, std::nullopt);
+    case 0x88: m_stack.push_back(node(Kind::Bool, 1)); return done(out, std::nullopt);
+    case 0x89: m_stack.push_back(node(Kind::Bool, 0)); return done(out, std::nullopt);
+    case 'p': // PUT (text index)
+        if (!line(text)) return done(out, truncated());
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+            text.size() > 18)
+            return done(out, error("PUT with an index that is not a number"));
+        return done(out, memoPut(std::stoull(text)));
+    case 'q':
+    case 'r':
+        if (!le(op == 'q' ? 1 : 4, n)) return done(out, truncated());
+        return done(out, memoPut(n));
+    case 0x94: return done(out, memoPut(m_memoCount)); // MEMOIZE: the next index is the memo's size
+    case 'g':
+        if (!line(text)) return done(out, truncated());
+        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
+            text.size() > 18)
+            return done(out, error("GET with an index that is not a number"));
+        return done(out, memoGet(std::stoull(text)));
+    case 'h':
+    case 'j':
+        if (!le(op == 'h' ? 1 : 4, n)) return done(out, truncated());
+        return done(out, memoGet(n));
+    default: return false;
+    }
+}
+
+bool Reader::scalarStep(unsigned char op, std::optional<Error>& out) {
+    uint64_t n = 0;
     std::string text;
     char raw[8];
     switch (op) {
-    case 0x80: // PROTO
-        if (!le(1, n)) return truncated();
-        if (n > 5) return error("protocol " + std::to_string(n) + " (this reader knows 0 to 5)");
-        m_protocol = static_cast<int>(n);
-        return std::nullopt;
-    case 0x95: // FRAME: a hint of the next frame's size; the reader streams anyway
-        if (!le(8, n)) return truncated();
-        return std::nullopt;
-    case '.': // STOP
-        if (!pop(v)) return error("STOP with nothing on the stack");
-        m_doc.m_root = v;
-        stop = true;
-        return std::nullopt;
-    case '(': m_marks.push_back(m_stack.size()); return std::nullopt;
-    case '0': // POP (or POP the mark when the stack above it is empty, as Python does)
-        if (pop(v)) return std::nullopt;
-        if (!popMark(items)) return error("POP with nothing on the stack");
-        return std::nullopt;
-    case '1':
-        if (!popMark(items)) return error("POP_MARK without a MARK");
-        return std::nullopt;
-    case '2':
-        if (!top(v)) return error("DUP with nothing on the stack");
-        m_stack.push_back(v);
-        return std::nullopt;
-    case 'N': m_stack.push_back(node(Kind::None)); return std::nullopt;
-    case 0x88: m_stack.push_back(node(Kind::Bool, 1)); return std::nullopt;
-    case 0x89: m_stack.push_back(node(Kind::Bool, 0)); return std::nullopt;
     case 'K':
     case 'M':
-        if (!le(op == 'K' ? 1 : 2, n)) return truncated();
+        if (!le(op == 'K' ? 1 : 2, n)) return done(out, truncated());
         m_stack.push_back(node(Kind::Int, static_cast<int64_t>(n)));
-        return std::nullopt;
+        return done(out, std::nullopt);
     case 'J':
-        if (!le(4, n)) return truncated();
+        if (!le(4, n)) return done(out, truncated());
         m_stack.push_back(node(Kind::Int, static_cast<int32_t>(static_cast<uint32_t>(n))));
-        return std::nullopt;
+        return done(out, std::nullopt);
     case 0x8a:
     case 0x8b: { // LONG1, LONG4
-        if (!le(op == 0x8a ? 1 : 4, n)) return truncated();
-        if (n > kMaxOperand) return error("an int of " + std::to_string(n) + " bytes");
+        if (!le(op == 0x8a ? 1 : 4, n)) return done(out, truncated());
+        if (n > kMaxOperand) return done(out, error("an int of " + std::to_string(n) + " bytes"));
         std::string b;
         for (uint64_t got = 0; got < n;) { // grows as bytes arrive
-            if (!fill(1)) return truncated();
+            if (!fill(1)) return done(out, truncated());
             const size_t take = static_cast<size_t>(std::min<uint64_t>(n - got, m_end - m_pos));
             b.append(m_buf.data() + m_pos, take);
             m_pos += take;
             got += take;
         }
         m_stack.push_back(integerFrom(b));
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 'I':
     case 'L': { // protocol 0 INT / LONG: decimal text ("I01" is True, "I00" False)
-        if (!line(text)) return truncated();
+        if (!line(text)) return done(out, truncated());
         if (op == 'I' && (text == "01" || text == "00")) {
             m_stack.push_back(node(Kind::Bool, text == "01"));
-            return std::nullopt;
+            return done(out, std::nullopt);
         }
         if (op == 'L' && !text.empty() && text.back() == 'L') text.pop_back();
         errno = 0;
         char* end = nullptr;
         const long long x = std::strtoll(text.c_str(), &end, 10);
-        if (text.empty() || *end != '\0') return error("INT/LONG text that is not a number");
+        if (text.empty() || *end != '\0')
+            return done(out, error("INT/LONG text that is not a number"));
         m_stack.push_back(errno == ERANGE ? node(Kind::BigInt) : node(Kind::Int, x));
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 'G': { // BINFLOAT: big-endian IEEE double
-        if (!bytes(8, raw)) return truncated();
+        if (!bytes(8, raw)) return done(out, truncated());
         uint64_t bits = 0;
         for (char c : raw) bits = (bits << 8) | static_cast<unsigned char>(c);
         m_stack.push_back(node(Kind::Float, static_cast<int64_t>(bits)));
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 'F': { // protocol 0 FLOAT: repr text
-        if (!line(text)) return truncated();
+        if (!line(text)) return done(out, truncated());
         char* end = nullptr;
         const double d = std::strtod(text.c_str(), &end);
-        if (text.empty() || *end != '\0') return error("FLOAT text that is not a number");
+        if (text.empty() || *end != '\0')
+            return done(out, error("FLOAT text that is not a number"));
         m_stack.push_back(node(Kind::Float, std::bit_cast<int64_t>(d)));
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 0x8c:
     case 'X':
@@ -452,11 +495,11 @@ std::optional<Error> Reader::step(unsigned char op, bool& stop) {
         const size_t width = (op == 0x8c || op == 'U' || op == 'C')     ? 1
                              : (op == 0x8d || op == 0x8e || op == 0x96) ? 8
                                                                         : 4;
-        if (!le(width, n)) return truncated();
-        if (n > kMaxOperand) return error("a string of " + std::to_string(n) + " bytes");
+        if (!le(width, n)) return done(out, truncated());
+        if (n > kMaxOperand) return done(out, error("a string of " + std::to_string(n) + " bytes"));
         const bool isText = op == 0x8c || op == 'X' || op == 0x8d || op == 'U' || op == 'T';
         const Id s = textNode(isText ? Kind::Str : Kind::Bytes, n);
-        if (!appendText(n)) return truncated();
+        if (!appendText(n)) return done(out, truncated());
         if (isText) {
             // Text as UTF-8 (the binary strings as Python 3 reads them: ASCII, else bytes as
             // Latin-1 would be; replaced here when invalid, never trusted as UTF-8).
@@ -470,93 +513,89 @@ std::optional<Error> Reader::step(unsigned char op, bool& stop) {
             }
         }
         m_stack.push_back(s);
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 'V': { // protocol 0 UNICODE: raw-unicode-escape text on one line
-        if (!line(text)) return truncated();
+        if (!line(text)) return done(out, truncated());
         const std::string clean = base::sanitizeUtf8(text);
         const Id s = textNode(Kind::Str, clean.size());
         m_doc.m_text += clean;
         m_stack.push_back(s);
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
-    case ']': m_stack.push_back(container(Kind::List)); return std::nullopt;
-    case ')': m_stack.push_back(container(Kind::Tuple)); return std::nullopt;
-    case '}': m_stack.push_back(container(Kind::Dict)); return std::nullopt;
+    default: return false;
+    }
+}
+
+bool Reader::containerStep(unsigned char op, std::optional<Error>& out) {
+    Id v = 0, w = 0;
+    std::vector<Id> items;
+    switch (op) {
+    case ']': m_stack.push_back(container(Kind::List)); return done(out, std::nullopt);
+    case ')': m_stack.push_back(container(Kind::Tuple)); return done(out, std::nullopt);
+    case '}': m_stack.push_back(container(Kind::Dict)); return done(out, std::nullopt);
     case 'l':
     case 't':
-        if (!popMark(items)) return error("LIST/TUPLE without a MARK");
+        if (!popMark(items)) return done(out, error("LIST/TUPLE without a MARK"));
         m_stack.push_back(container(op == 'l' ? Kind::List : Kind::Tuple, std::move(items)));
-        return std::nullopt;
+        return done(out, std::nullopt);
     case 0x85:
     case 0x86:
     case 0x87: { // TUPLE1..3
         const size_t k = static_cast<size_t>(op - 0x84);
         items.resize(k);
         for (size_t i = k; i-- > 0;)
-            if (!pop(items[i])) return error("TUPLE" + std::to_string(k) + " with too few items");
+            if (!pop(items[i]))
+                return done(out, error("TUPLE" + std::to_string(k) + " with too few items"));
         m_stack.push_back(container(Kind::Tuple, std::move(items)));
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 'a': // APPEND
-        if (!pop(v) || !top(w)) return error("APPEND without a list");
+        if (!pop(v) || !top(w)) return done(out, error("APPEND without a list"));
         if (m_doc.kind(w) != Kind::List)
-            return error("APPEND to a " + std::string(kindName(m_doc.kind(w))) + ", not a list");
+            return done(
+                out, error("APPEND to a " + std::string(kindName(m_doc.kind(w))) + ", not a list"));
         m_doc.m_containers[m_doc.m_nodes[w].aux].push_back(v);
-        return std::nullopt;
+        return done(out, std::nullopt);
     case 'e': // APPENDS
-        if (!popMark(items) || !top(w)) return error("APPENDS without a MARK and a list");
+        if (!popMark(items) || !top(w))
+            return done(out, error("APPENDS without a MARK and a list"));
         if (m_doc.kind(w) != Kind::List)
-            return error("APPENDS to a " + std::string(kindName(m_doc.kind(w))) + ", not a list");
+            return done(out, error("APPENDS to a " + std::string(kindName(m_doc.kind(w))) +
+                                   ", not a list"));
         {
             std::vector<Id>& into = m_doc.m_containers[m_doc.m_nodes[w].aux];
             into.insert(into.end(), items.begin(), items.end());
         }
-        return std::nullopt;
+        return done(out, std::nullopt);
     case 'd': { // DICT
-        if (!popMark(items)) return error("DICT without a MARK");
+        if (!popMark(items)) return done(out, error("DICT without a MARK"));
         const Id d = container(Kind::Dict);
-        if (auto e = setItems(d, items)) return e;
+        if (auto e = setItems(d, items)) return done(out, e);
         m_stack.push_back(d);
-        return std::nullopt;
+        return done(out, std::nullopt);
     }
     case 's': // SETITEM
-        if (!pop(v) || !pop(w)) return error("SETITEM without a key and a value");
+        if (!pop(v) || !pop(w)) return done(out, error("SETITEM without a key and a value"));
         {
             Id d = 0;
-            if (!top(d)) return error("SETITEM without a dict");
+            if (!top(d)) return done(out, error("SETITEM without a dict"));
             const Id kv[2] = {w, v};
-            return setItems(d, kv);
+            return done(out, setItems(d, kv));
         }
     case 'u': { // SETITEMS
-        if (!popMark(items)) return error("SETITEMS without a MARK");
+        if (!popMark(items)) return done(out, error("SETITEMS without a MARK"));
         Id d = 0;
-        if (!top(d)) return error("SETITEMS without a dict");
-        return setItems(d, items);
+        if (!top(d)) return done(out, error("SETITEMS without a dict"));
+        return done(out, setItems(d, items));
     }
-    case 'p': // PUT (text index)
-        if (!line(text)) return truncated();
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-            text.size() > 18)
-            return error("PUT with an index that is not a number");
-        return memoPut(std::stoull(text));
-    case 'q':
-    case 'r':
-        if (!le(op == 'q' ? 1 : 4, n)) return truncated();
-        return memoPut(n);
-    case 0x94: return memoPut(m_memoCount); // MEMOIZE: the next index is the memo's size
-    case 'g':
-        if (!line(text)) return truncated();
-        if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos ||
-            text.size() > 18)
-            return error("GET with an index that is not a number");
-        return memoGet(std::stoull(text));
-    case 'h':
-    case 'j':
-        if (!le(op == 'h' ? 1 : 4, n)) return truncated();
-        return memoGet(n);
-    default: break;
+    default: return false;
     }
+}
+
+std::optional<Error> Reader::step(unsigned char op, bool& stop) {
+    std::optional<Error> out;
+    if (stackStep(op, stop, out) || scalarStep(op, out) || containerStep(op, out)) return out;
     if (auto e = refused(op)) return e;
     return error("unknown opcode " + hex(op) + ": not a pickle, or a damaged one");
 }

@@ -1,6 +1,8 @@
 // Helpers of the allocator snapshot model (allocator_snapshot.h).
 #include "stallscope/model/allocator_snapshot.h"
 
+#include <iterator>
+
 namespace stallscope::model {
 
 namespace {
@@ -54,6 +56,14 @@ size_t AllocatorSnapshot::memoryBytes() const {
         annotations.capacity() * sizeof(SnapshotAnnotation);
     for (const SnapshotFrame& f : frames) b += f.name.capacity() + f.filename.capacity();
     return b;
+}
+
+std::string memoryCategoryName(int index) {
+    static const char* const kNames[] = {"parameter",       "optimizer state", "input",
+                                         "temporary",       "activation",      "gradient",
+                                         "autograd detail", "unknown"};
+    if (index >= 0 && index < int(std::size(kNames))) return kNames[index];
+    return "category " + std::to_string(index);
 }
 
 std::string_view blockStateName(BlockState s) {

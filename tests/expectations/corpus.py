@@ -219,13 +219,40 @@ def expected_line(kind, gz):
     return "this is gzip-compressed data that is not a trace" if gz else "byte 0: not a trace Stallscope can read"
 
 
+# Kinds that are not Kineto traces but are read, as memory (docs/analysis.md "Allocator
+# snapshots", "Memory timelines"): `memory --json` must give a device with a peak.
+READ_AS_MEMORY = {"memory_snapshot", "memory_viz_html", "memory_timeline"}
+
+
+def check_read_as_memory(cli, path, timeout):
+    """Reasons `cli memory --json PATH` does not give a device with an allocated peak."""
+    try:
+        p = subprocess.run([cli, "memory", "--json", path], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [f"stallscope-cli memory did not end within {timeout:.0f} s"]
+    if p.returncode != 0:
+        return [f"memory: exit {p.returncode}: {p.stderr.strip()[:200]!r}"]
+    devices = json.loads(p.stdout)[0]["memory"]["devices"]
+    if not devices or devices[0]["peak_allocated_bytes"] <= 0:
+        return ["memory: no device with an allocated peak"]
+    return []
+
+
 def check_not_traces(cli, root, only=None, timeout=120.0):
     """Runs `cli analyze FILE` on every corpus file that is not a trace: it must exit 1 with
-    nothing on stdout and one line on stderr holding the line expected for its kind. Prints
+    nothing on stdout and one line on stderr holding the line expected for its kind (the kinds
+    read as memory instead: check_read_as_memory). Prints
     PASS/FAIL per file; returns the number of failures."""
     failures = 0
     for rel, (kind, gz) in sorted(classify_corpus(root).items()):
         if kind == KINETO or (only is not None and only not in rel):
+            continue
+        if kind in READ_AS_MEMORY:
+            reasons = check_read_as_memory(cli, os.path.join(root, rel), timeout)
+            failures += bool(reasons)
+            print(f"FAIL {rel} [{kind}]: " + "; ".join(reasons) if reasons
+                  else f"PASS {rel} [{kind}]: read as memory")
             continue
         want = expected_line(kind, gz)
         try:

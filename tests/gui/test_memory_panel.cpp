@@ -2,10 +2,12 @@
 // (the summary, the three tables, grouping, the filter, a double-click selecting the
 // operator, a click on the curve zooming the timeline), the real H100 transformer trace
 // against its own [memory] events, and a trace without memory events saying how to record
-// them. The tab follows a step scope.
+// them. The tab follows a step scope. An allocator snapshot opens on it, with its Allocator
+// tab (segments, the summary's figures), the Active blocks picture and a block's stack.
 #include "test_support.h"
 #include "trace_text.h"
 
+#include "allocator_views.h"
 #include "load_worker.h"
 #include "main_window.h"
 #include "memory_panel.h"
@@ -13,12 +15,15 @@
 #include "panel_id.h"
 #include "timeline/timeline_view.h"
 
+#include "stallscope/base/text_format.h"
+
 #include <QApplication>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTest>
@@ -154,6 +159,56 @@ private Q_SLOTS:
         w.selectStep(steps[1].number);
         QTRY_VERIFY_WITH_TIMEOUT(w.scopedAnalysis() != nullptr, 20000);
         QVERIFY(p->memory().devices.front().events < uint64_t(events));
+    }
+
+    void allocatorSnapshotOpensOnItsMemory() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto path = test::sharedTraces() / "memory/snapshots/silmont_mem_snapshot.pickle";
+        if (!std::filesystem::exists(path)) QSKIP("the snapshot is not in ../shared/traces");
+        QString error;
+        auto doc = LoadWorker::loadNow(QString::fromStdString(path.string()), {}, &error);
+        QVERIFY2(doc, qPrintable(error));
+        MainWindow w;
+        w.resize(1400, 900);
+        w.setDocument(doc);
+        w.show();
+        auto* p = w.findChild<MemoryPanel*>();
+        QVERIFY(p);
+        QTRY_VERIFY(p->isVisible()); // a snapshot opens on its memory
+        const model::Trace& t = *doc->traces.front().entry.trace;
+        const model::AllocatorSnapshot* snap = t.allocatorSnapshot();
+        QVERIFY(snap);
+        QVERIFY(p->tabs()->isTabEnabled(MemoryPanel::AllocatorTab));
+        QVERIFY(!p->tabs()->isTabEnabled(MemoryPanel::OperatorsTab)); // stacks, not operators
+        // The summary's figures are the segments' sums.
+        int64_t reserved = 0;
+        for (const auto& seg : snap->segments) reserved += seg.totalSize;
+        const QString want = QString::fromStdString(base::formatBytes(uint64_t(reserved)));
+        QVERIFY2(p->allocatorSummary()->text().contains(want),
+                 qPrintable(p->allocatorSummary()->text() + " lacks " + want));
+        QCOMPARE(p->segments()->segmentCount(), int(snap->segments.size()));
+        // Active blocks: the allocations, coloured up to the limit; one found under the mouse
+        // shows its stack, frame by frame.
+        p->showTab(MemoryPanel::ActiveTab);
+        ActiveMemoryWidget* a = p->activeBlocks();
+        QTRY_VERIFY(a->isVisible() && a->width() > 100);
+        const size_t allocations =
+            size_t(std::count_if(snap->entries.begin(), snap->entries.end(), [](const auto& e) {
+                return e.action == model::SnapshotAction::Alloc;
+            }));
+        QCOMPARE(a->coloured().size(), std::min(ActiveMemoryWidget::kColoured, allocations));
+        int row = -1;
+        for (int x = a->width() - 12; x > 70 && row < 0; x -= 3)
+            for (int y = 25; y < a->height() - 22 && row < 0; y += 3) row = a->blockAt({x, y});
+        QVERIFY2(row >= 0, "no block under any point of the picture");
+        p->showBlock(row);
+        const auto& e = p->memory().devices.front().rows[size_t(row)];
+        QVERIFY(e.bytes > 0);
+        const auto frames = snap->stack(e.stack);
+        QVERIFY(!frames.empty());
+        QVERIFY2(
+            p->blockInfo()->text().contains(QString::fromStdString(snap->frameText(frames[0]))),
+            qPrintable(p->blockInfo()->text()));
     }
 };
 

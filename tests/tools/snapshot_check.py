@@ -19,6 +19,11 @@ Per device:
   From that: the event, allocation and free counts, byte sums and the peaks (the first event
   reaching the largest value).
 
+The memory timeline in memory/timeline (export_memory_timeline_raw: [time_ns, action, bytes,
+category] rows, gzip JSON): the running sum of bytes, its peak (the first row reaching it), the
+bytes each category held at that row (categories named in the order of torch's
+_memory_profiler._CATEGORY_TO_COLORS) and the row count, against the same `--json`.
+
 Exit 0 = agree, 1 = disagree, 77 = no snapshots.
 """
 import base64
@@ -121,6 +126,47 @@ def figures(snap):
     return out
 
 
+CATEGORIES = ["parameter", "optimizer state", "input", "temporary", "activation", "gradient",
+              "autograd detail", "unknown"]
+
+
+def check_timeline(path, cli):
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        rows = json.load(f)
+    total, peak, peak_row = 0, -1, -1
+    for i, (_, _, nbytes, _) in enumerate(rows):
+        total += nbytes
+        if total > peak:
+            peak, peak_row = total, i
+    held = {}
+    for _, _, nbytes, cat in rows[:peak_row + 1]:
+        name = CATEGORIES[cat] if 0 <= cat < len(CATEGORIES) else f"category {cat}"
+        held[name] = held.get(name, 0) + nbytes
+    held = {k: v for k, v in held.items() if v > 0}
+    run = subprocess.run([cli, "memory", "--json", "--top", "100", path], capture_output=True,
+                         text=True)
+    name = os.path.basename(path)
+    if run.returncode != 0:
+        print(f"FAIL {name}: stallscope-cli exit {run.returncode}: {run.stderr.strip()}")
+        return 1
+    d = json.loads(run.stdout)[0]["memory"]["devices"][0]
+    got = {g["name"]: g["bytes"] for g in d["live_by_category"]}
+    wrong = []
+    if d["peak_allocated_bytes"] != peak:
+        wrong.append(f"peak: ours {d['peak_allocated_bytes']} independent {peak}")
+    if d["events"] != len(rows):
+        wrong.append(f"events: ours {d['events']} independent {len(rows)}")
+    if got != held:
+        wrong.append(f"by category: ours {got} independent {held}")
+    if wrong:
+        print(f"FAIL {name}: " + "; ".join(wrong))
+        return 1
+    print(f"ok   {name}: peak {peak} at row {peak_row}, {len(rows)} rows, by category {held}")
+    return 0
+
+
 def main():
     shared, cli = sys.argv[1], sys.argv[2]
     folder = os.path.join(shared, "memory", "snapshots")
@@ -174,6 +220,10 @@ def main():
                 print(f"ok   {name} GPU {dev}: peak allocated {rep['peak_allocated']}, "
                       f"peak reserved {rep['peak_reserved']}, reserved {st['reserved']} in "
                       f"{st['segments']} segments, {rep['events']} events")
+    timelines = os.path.join(shared, "memory", "timeline")
+    if os.path.isdir(timelines):
+        for name in sorted(os.listdir(timelines)):
+            bad += check_timeline(os.path.join(timelines, name), cli)
     return 1 if bad else 0
 
 

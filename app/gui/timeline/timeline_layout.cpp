@@ -55,6 +55,29 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
     m_endNs = t.endNs();
     const std::vector<CounterSeries>& counters = m_index->counters;
 
+    std::vector<bool> placed(counters.size(), false);
+    // A process's counter rows (GPU utilisation, queue depth, memory), under its header.
+    auto counterRows = [&](const ProcessInfo& p, int group, bool unplacedOnly) {
+        for (size_t ci = 0; ci < counters.size(); ++ci) {
+            const CounterSeries& cs = counters[ci];
+            const bool gpuCounter = cs.kind != CounterKind::Memory || cs.device >= 0;
+            const bool mine = gpuCounter
+                                  ? (p.gpuDevice >= 0 && cs.device == p.gpuDevice)
+                                  : (p.gpuDevice < 0 && !p.key.isString() && p.key.number >= 0);
+            if (!mine || (unplacedOnly && placed[ci])) continue;
+            placed[ci] = true;
+            TimelineRow r;
+            r.kind = RowKind::Counter;
+            r.group = group;
+            r.counter = static_cast<int>(ci);
+            r.label = cs.kind == CounterKind::Utilization  ? "GPU utilisation"
+                      : cs.kind == CounterKind::QueueDepth ? "Launch queue depth"
+                      : cs.device >= 0 && cs.reserved      ? "GPU memory reserved"
+                      : cs.device >= 0                     ? "GPU memory allocated"
+                                                           : "Host memory allocated";
+            m_rows.push_back(r);
+        }
+    };
     ProcessId current;
     for (TrackId tid : t.displayOrder()) {
         const TrackInfo& tr = t.track(tid);
@@ -73,24 +96,7 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
             header.group = static_cast<int>(m_groups.size()) - 1;
             header.label = g.label;
             m_rows.push_back(header);
-            // Counter tracks of this group.
-            for (size_t ci = 0; ci < counters.size(); ++ci) {
-                const CounterSeries& cs = counters[ci];
-                const bool gpuCounter = cs.kind != CounterKind::Memory || cs.device >= 0;
-                const bool mine = gpuCounter ? (p.gpuDevice >= 0 && cs.device == p.gpuDevice)
-                                             : (p.gpuDevice < 0 && !p.key.isString() && p.key.number >= 0);
-                if (!mine) continue;
-                TimelineRow r;
-                r.kind = RowKind::Counter;
-                r.group = header.group;
-                r.counter = static_cast<int>(ci);
-                r.label = cs.kind == CounterKind::Utilization  ? "GPU utilisation"
-                          : cs.kind == CounterKind::QueueDepth ? "Launch queue depth"
-                          : cs.device >= 0 && cs.reserved      ? "GPU memory reserved"
-                          : cs.device >= 0                     ? "GPU memory allocated"
-                                                               : "Host memory allocated";
-                m_rows.push_back(r);
-            }
+            counterRows(p, header.group, false);
         }
         TimelineRow r;
         r.kind = RowKind::Slices;
@@ -103,6 +109,27 @@ void TimelineLayout::build(std::shared_ptr<const Trace> trace, std::shared_ptr<c
         r.label = QString::fromStdString(std::string(t.str(tr.name))).trimmed();
         if (tr.kind == TrackKind::CpuThread && !tr.key.isString()) r.sublabel = QString("tid %1").arg(tr.key.number);
         m_rows.push_back(r);
+    }
+    // Processes with counters and no slices (an allocator snapshot's device, a memory
+    // timeline): a group of their counter rows alone.
+    for (uint32_t i = 0; i < t.processes().size(); ++i) {
+        const ProcessInfo& p = t.processes()[i];
+        const size_t rowsBefore = m_rows.size();
+        TimelineGroup g;
+        g.label = groupLabel(t, p);
+        g.process = ProcessId(i);
+        g.device = p.gpuDevice;
+        m_groups.push_back(g);
+        TimelineRow header;
+        header.kind = RowKind::Group;
+        header.group = static_cast<int>(m_groups.size()) - 1;
+        header.label = g.label;
+        m_rows.push_back(header);
+        counterRows(p, header.group, true);
+        if (m_rows.size() == rowsBefore + 1) { // none: no group
+            m_rows.pop_back();
+            m_groups.pop_back();
+        }
     }
     relayout();
 }

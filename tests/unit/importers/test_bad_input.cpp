@@ -169,15 +169,10 @@ void TestBadInput::recognisedFormats_data() {
         {"this is an HTML page", "not a trace"});
 
     // JSON that is not a trace: told by its shape, never read as an empty trace.
-    const std::string timeline =
-        "[[-1, 1, 37888, 7], [-1, 1, 512, 7], [1697044261000000, 2, 512, 3]]";
-    row("memory timeline (export_memory_timeline_raw)", timeline, U,
-        {"this is a PyTorch memory timeline", "export_memory_timeline_raw",
-         "does not read memory timelines yet"});
-    row("memory timeline ([times, sizes])", "[[0.0, 12.5, 30.25], [[0, 1024, 0], [2048, 0, 0]]]", U,
-        {"this is a PyTorch memory timeline"});
-    row("gzip of a memory timeline", test::gzipText(timeline), U,
-        {"this is a gzip-compressed file holding a PyTorch memory timeline"});
+    // (export_memory_timeline_raw's rows are read: test_memory_snapshot.) Its plot data is not.
+    row("memory timeline ([times, sizes])", "[[0.0, 12.5, 30.25], [[0, 1024, 0], [2048, 0, 0]]]",
+        ErrorKind::Unsupported,
+        {"export_memory_timeline's plot data", "export_memory_timeline_raw"}, false);
     const std::string rocprof =
         R"J({"rocprofiler-sdk-tool":[{"metadata":{"pid":908,"init_time":1},"agents":[],"buffer_records":{"kernel_dispatch":[]}}]})J";
     row("rocprofv3 JSON", rocprof, U,

@@ -1,8 +1,9 @@
 // Every file of the real corpus (../shared/traces), opened as a user would (importPath): the
-// allocator snapshots (and the memory viewer's page holding one) import as memory; the files
-// that are not traces (a memory timeline, Nsight and RPD databases, rocprofv3 JSON, the corpus' own
-// notes) each get the one line that says what they are; every other file imports as a trace with
-// events. What each file is comes from MANIFEST.md, by path: the importer never sees a name.
+// allocator snapshots (and the memory viewer's page holding one) and the memory timeline import
+// as memory; the files that are not traces (Nsight and RPD databases, rocprofv3 JSON, the
+// corpus' own notes) each get the one line that says what they are; every other file imports
+// as a trace with events. What each file is comes from MANIFEST.md, by path: the importer never
+// sees a name.
 #include "test_support.h"
 
 #include "stallscope/importers/importer.h"
@@ -25,8 +26,6 @@ struct Expected {
 
 // What MANIFEST.md says the files that are not traces are.
 const Expected kNotTraces[] = {
-    {"memory/timeline", ".raw.gz",
-     "this is a gzip-compressed file holding a PyTorch memory timeline"},
     {"nsight", ".sqlite",
      "this is an Nsight Systems SQLite export (nsys export --type sqlite); Stallscope does "
      "not read Nsight exports yet"},
@@ -77,6 +76,16 @@ private Q_SLOTS:
                          qPrintable(QString::fromStdString(name + ": " + m)));
                 continue;
             }
+            if (rel.parent_path().generic_string() == "memory/timeline") {
+                // export_memory_timeline_raw's rows: read as memory by category.
+                ++snapshots;
+                QVERIFY2(r, qPrintable(QString::fromStdString(name + ": " +
+                                                              (r ? "" : r.error().message))));
+                const model::Trace& t = *r.value().traces.front().trace;
+                QVERIFY2(!t.memorySamples().empty() && t.memorySamples().front().category != 0,
+                         qPrintable(QString::fromStdString(name + ": no categories")));
+                continue;
+            }
             if (rel.parent_path().generic_string() == "memory/snapshots") {
                 // Allocator snapshots (and the viewer's page holding one): read as memory.
                 ++snapshots;
@@ -96,10 +105,10 @@ private Q_SLOTS:
             QVERIFY2(events > 0,
                      qPrintable(QString::fromStdString(name + ": a trace without slices")));
         }
-        // The corpus as MANIFEST.md describes it: 10 allocator snapshots (one in a page), 8
-        // other files that are not traces, the rest traces.
-        QCOMPARE(snapshots, 10);
-        QVERIFY2(others >= 8, qPrintable(QString("only %1 files that are not traces").arg(others)));
+        // The corpus as MANIFEST.md describes it: 10 allocator snapshots (one in a page) and a
+        // memory timeline, 7 other files that are not traces, the rest traces.
+        QCOMPARE(snapshots, 11);
+        QVERIFY2(others >= 7, qPrintable(QString("only %1 files that are not traces").arg(others)));
         QVERIFY2(traces >= 40, qPrintable(QString("only %1 traces").arg(traces)));
         qInfo("%d traces imported, %d other files each given their line", traces, others);
     }

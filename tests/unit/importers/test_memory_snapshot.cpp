@@ -131,6 +131,7 @@ private Q_SLOTS:
     void hostilePickles_data();
     void hostilePickles();
     void everyPrefixIsAnErrorNotACrash();
+    void memoryTimelineRows();
 };
 
 void TestMemorySnapshot::readerBuildsBuiltins() {
@@ -327,6 +328,40 @@ void TestMemorySnapshot::everyPrefixIsAnErrorNotACrash() {
         QVERIFY2(!doc, qPrintable(QString("a prefix of %1 bytes was read").arg(n)));
         QVERIFY(doc.error().kind == ErrorKind::Truncated || doc.error().kind == ErrorKind::Empty);
     }
+}
+
+// export_memory_timeline_raw: [time_ns, action, bytes, category] rows, plain or gzip.
+void TestMemorySnapshot::memoryTimelineRows() {
+    const std::string rows = "[[-1, 1, 1000, 0], [-1, 1, 500, 1], [100, 2, 4000, 4], "
+                             "[150, 3, -4000, 4], [150, 3, 4000, 5], [200, 4, -4000, 5], "
+                             "[210, 2, 100, 3]]";
+    QTemporaryDir dir;
+    const auto root = std::filesystem::path(dir.path().toStdString());
+    test::writeFile(root / "t.json", rows);
+    test::writeFile(root / "t.raw.gz", test::gzipText(rows));
+    for (const char* name : {"t.json", "t.raw.gz"}) {
+        auto r = importers::importPath(root / name);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        const model::Trace& t = *r.value().traces.front().trace;
+        const auto& m = t.memorySamples();
+        QCOMPARE(m.size(), size_t(7));
+        const int64_t totals[] = {1000, 1500, 5500, 1500, 5500, 1500, 1600};
+        const uint8_t categories[] = {1, 2, 5, 5, 6, 6, 4}; // index + 1
+        for (size_t i = 0; i < m.size(); ++i) {
+            QCOMPARE(m[i].totalAllocated, totals[i]);
+            QCOMPARE(m[i].category, categories[i]);
+        }
+        QCOMPARE(m[0].ts, int64_t(100)); // PREEXISTING (-1): when profiling began
+        QCOMPARE(QString::fromStdString(model::memoryCategoryName(m[2].category - 1)),
+                 QString("activation"));
+    }
+    // A row that is not four integers is counted, not guessed.
+    test::writeFile(root / "bad.json", "[[1, 2, 3, 4], [1, 2, \"x\", 4], [5, 2, 1, 0]]");
+    auto r = importers::importPath(root / "bad.json");
+    QVERIFY(r);
+    const model::Trace& t = *r.value().traces.front().trace;
+    QCOMPARE(t.memorySamples().size(), size_t(2));
+    QCOMPARE(t.diagnostics().count(model::DiagnosticKind::WrongType), uint64_t(1));
 }
 
 QTEST_GUILESS_MAIN(TestMemorySnapshot)

@@ -27,6 +27,7 @@ struct MemoryEventRow {
                           // (not a "<built-in ...>" wrapper; invalid: none)
     int64_t freedAt = -1; // allocations: when the block was freed (-1: not in the trace)
     uint32_t stack = 0;   // allocator snapshots: the event's stack (model::AllocatorSnapshot)
+    uint8_t category = 0; // memory timelines: model::memoryCategoryName index + 1 (0: none)
 };
 
 /// An allocator snapshot's segments of one device when it was taken (model::AllocatorSnapshot).
@@ -94,6 +95,9 @@ struct DeviceMemory {
     // Live at the allocated peak: blocks whose allocation the trace shows, grouped; the rest
     // of the peak was allocated before the trace began (not attributable).
     std::vector<MemoryLiveGroup> liveByOperator, liveByFrame; // by bytes, descending
+    // Memory timelines: what each tensor category held at the peak (blocks: the category's
+    // tensors then), by bytes, descending.
+    std::vector<MemoryLiveGroup> liveByCategory;
     int64_t liveAttributed = 0, liveBeforeTrace = 0;
     std::vector<MemoryOperatorRow> operators; // by total increase, descending
     // What scales with the batch: in each step with a backward pass, the bytes allocated

@@ -99,6 +99,12 @@ struct AllocatorSnapshot {
     [[nodiscard]] size_t memoryBytes() const;
 };
 
+/// The tensor categories of torch.profiler's memory timeline, by their index in the raw
+/// export (torch/profiler/_memory_profiler.py, the order of _CATEGORY_TO_COLORS):
+/// "parameter", "optimizer state", "input", "temporary", "activation", "gradient",
+/// "autograd detail", "unknown"; "category N" beyond them.
+std::string memoryCategoryName(int index);
+
 std::string_view blockStateName(BlockState s);
 std::string_view snapshotActionName(SnapshotAction a);
 

@@ -149,9 +149,10 @@ struct MemorySample {
     int16_t deviceType = -1;       // 0 CPU, 1 CUDA
     int16_t deviceId = -1;
     ProcessId process;
-    TrackId track;      // the thread that allocated or freed (invalid: not said)
-    uint64_t addr = 0;  // the block's address (0: not said); frees match by it
-    uint32_t stack = 0; // allocator snapshots: the event's AllocatorSnapshot stack (0: none)
+    TrackId track;        // the thread that allocated or freed (invalid: not said)
+    uint64_t addr = 0;    // the block's address (0: not said); frees match by it
+    uint32_t stack = 0;   // allocator snapshots: the event's AllocatorSnapshot stack (0: none)
+    uint8_t category = 0; // memory timelines: memoryCategoryName's index + 1 (0: not said)
 };
 
 struct DeviceProperties {
