@@ -2,6 +2,7 @@
 // (analysis/memory.h): peaks, headroom, what was live at the peak, per-operator increase and
 // the advice, as text or JSON.
 #include "command.h"
+#include "memory_compare.h"
 
 #include "stallscope/analysis/analysis_json.h"
 #include "stallscope/analysis/memory.h"
@@ -25,6 +26,7 @@ using base::formatDuration;
 struct MemoryOptions {
     bool json = false;
     bool events = false;
+    bool compare = false;
     unsigned top = 10;
     unsigned threads = 0;
     std::vector<std::string> paths;
@@ -214,6 +216,34 @@ int runMemory(const MemoryOptions& o, std::ostream& out, std::ostream& err) {
     return rc;
 }
 
+/// Two recordings of one change, device by device (memory_compare.h).
+int runCompare(const MemoryOptions& o, std::ostream& out, std::ostream& err) {
+    workspace::LoadOptions lo;
+    lo.threads = o.threads;
+    std::vector<workspace::Workspace> loaded;
+    std::vector<analysis::MemoryAnalysis> memory;
+    for (const auto& path : o.paths) {
+        auto r = workspace::open(path, lo);
+        if (!r) {
+            err << "stallscope-cli: " << path << ": " << r.error().message << "\n";
+            return 1;
+        }
+        if (r.value().traces.size() != 1) {
+            err << "stallscope-cli: " << path << ": --compare takes one trace or snapshot per "
+                << "side (this holds " << r.value().traces.size() << ")\n";
+            return 1;
+        }
+        const workspace::AnalysedTrace& at = r.value().traces.front();
+        memory.push_back(analysis::analyzeMemory(*at.entry.trace, *at.analysis));
+        loaded.push_back(std::move(r.value()));
+    }
+    const auto side = [&](size_t i) {
+        return MemorySide{o.paths[i], loaded[i].traces.front().entry.trace.get(), &memory[i]};
+    };
+    writeMemoryComparison(out, side(0), side(1), o.json, o.top);
+    return 0;
+}
+
 int memoryMain(Args& args, std::ostream& out, std::ostream& err) {
     MemoryOptions o;
     while (args.more()) {
@@ -222,6 +252,8 @@ int memoryMain(Args& args, std::ostream& out, std::ostream& err) {
             o.json = true;
         else if (a == "--events")
             o.events = true;
+        else if (a == "--compare")
+            o.compare = true;
         else if (a == "--top") {
             if (!args.unsignedValue(o.top, 1000000) || o.top == 0)
                 return usageError(kMemoryCommand, "--top needs a number of rows (1 or more)", err);
@@ -235,7 +267,9 @@ int memoryMain(Args& args, std::ostream& out, std::ostream& err) {
             o.paths.push_back(a);
     }
     if (o.paths.empty()) return usageError(kMemoryCommand, "memory needs at least one PATH", err);
-    return runMemory(o, out, err);
+    if (o.compare && o.paths.size() != 2)
+        return usageError(kMemoryCommand, "--compare needs two paths: BEFORE AFTER", err);
+    return o.compare ? runCompare(o, out, err) : runMemory(o, out, err);
 }
 
 } // namespace
@@ -243,9 +277,12 @@ int memoryMain(Args& args, std::ostream& out, std::ostream& err) {
 extern const Command kMemoryCommand{
     "memory",
     "  memory [--json] [--top N] [--events] PATH...\n"
+    "  memory --compare [--json] [--top N] BEFORE AFTER\n"
     "                                        where the GPU memory goes (traces recorded with\n"
     "                                        profile_memory=True): peaks, headroom, what was\n"
-    "                                        live at the peak, per-operator increase, advice\n",
+    "                                        live at the peak, per-operator increase, advice;\n"
+    "                                        allocator snapshots and memory timelines too;\n"
+    "                                        --compare: two of one change, before -> after\n",
     memoryMain};
 
 } // namespace stallscope::cli

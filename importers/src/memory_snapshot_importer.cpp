@@ -26,6 +26,7 @@
 #include "stallscope/model/time_math.h"
 #include "stallscope/model/trace_builder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -149,11 +150,23 @@ private:
         }
         if (!frames || !m_doc.isList(*frames) || m_doc.items(*frames).empty()) return 0;
         if (auto it = m_stackOf.find(*frames); it != m_stackOf.end()) return it->second;
-        for (Id f : m_doc.items(*frames))
+        // Each entry has its own list, of the same (memoised) frame values: a stack is known
+        // by its values' ids, without reading its frames again.
+        const std::span<const Id> items = m_doc.items(*frames);
+        uint64_t h = 1469598103934665603ull;
+        for (Id f : items) h = (h ^ f) * 1099511628211ull;
+        std::vector<std::pair<uint32_t, Id>>& same = m_stackByIds[h];
+        for (const auto& [id, list] : same)
+            if (std::ranges::equal(m_doc.items(list), items)) {
+                m_stackOf.emplace(*frames, id);
+                return id;
+            }
+        for (Id f : items)
             if (const uint32_t i = frame(f); i != UINT32_MAX) m_snap.stackFrames.push_back(i);
         m_snap.stackBegin.push_back(static_cast<uint32_t>(m_snap.stackFrames.size()));
         const auto id = static_cast<uint32_t>(m_snap.stackCount() - 1);
         m_stackOf.emplace(*frames, id);
+        same.emplace_back(id, *frames);
         return id;
     }
 
@@ -207,6 +220,9 @@ private:
             return;
         }
         int32_t device = 0;
+        size_t all = 0;
+        for (Id entries : m_doc.items(list)) all += m_doc.items(entries).size();
+        m_snap.entries.reserve(all);
         for (Id entries : m_doc.items(list)) {
             for (Id e : m_doc.items(entries)) {
                 if (m_doc.kind(e) != Kind::Dict) {
@@ -258,6 +274,7 @@ private:
     model::Diagnostics& m_diag;
     std::unordered_map<Id, uint32_t> m_frameOf, m_stackOf;
     std::unordered_map<std::string, uint32_t> m_frameByValue;
+    std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, Id>>> m_stackByIds;
 };
 
 bool isActive(model::BlockState s) {

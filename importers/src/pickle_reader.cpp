@@ -96,7 +96,13 @@ std::string hex(unsigned char op) {
 
 class Reader {
 public:
-    explicit Reader(ByteStream& in) : m_in(in) { m_buf.resize(kChunk); }
+    explicit Reader(ByteStream& in) : m_in(in) {
+        m_buf.resize(kChunk);
+        // About one value per 12 bytes in allocator snapshots: reserved (virtual until used)
+        // so that growing does not copy the table again and again.
+        if (const uint64_t total = in.inputTotal(); total > 0 && total < (uint64_t(1) << 40))
+            m_doc.m_nodes.reserve(static_cast<size_t>(total / 12));
+    }
 
     Result<Document> run(ReadStats* stats);
 
@@ -138,6 +144,7 @@ private:
     std::optional<Error> memoGet(uint64_t index);
     std::optional<Error> setItems(Id dict, std::span<const Id> kv);
     std::optional<Error> step(unsigned char op, bool& stop);
+    bool fastStep();
     // The opcodes by family; each returns whether it knew `op` (its error in `out`).
     bool stackStep(unsigned char op, bool& stop, std::optional<Error>& out);
     bool scalarStep(unsigned char op, std::optional<Error>& out);
@@ -600,9 +607,83 @@ std::optional<Error> Reader::step(unsigned char op, bool& stop) {
     return error("unknown opcode " + hex(op) + ": not a pickle, or a damaged one");
 }
 
+/// The opcodes most of a snapshot is made of (memo GETs, MEMOIZE, small ints, MARK, short
+/// strings, empty containers, booleans), done in place when their operands are in the buffer
+/// and nothing can go wrong; anything else (or any doubt) is left to step(), which says why.
+bool Reader::fastStep() {
+    if (m_end - m_pos < 16) return false;
+    const auto* b = reinterpret_cast<const unsigned char*>(m_buf.data()) + m_pos;
+    const size_t floor = m_marks.empty() ? 0 : m_marks.back();
+    auto le32 = [](const unsigned char* p) {
+        return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+    };
+    switch (b[0]) {
+    case 'h':
+    case 'j': { // BINGET, LONG_BINGET
+        const uint64_t index = b[0] == 'h' ? b[1] : le32(b + 1);
+        if (index >= m_memo.size() || m_memo[index] == Document::kNoValue) return false;
+        m_stack.push_back(m_memo[index]);
+        m_pos += b[0] == 'h' ? 2 : 5;
+        return true;
+    }
+    case 0x94: // MEMOIZE, appending to a dense memo
+        if (m_stack.size() <= floor || m_memoCount != m_memo.size()) return false;
+        m_memo.push_back(m_stack.back());
+        ++m_memoCount;
+        m_pos += 1;
+        return true;
+    case '(':
+        m_marks.push_back(m_stack.size());
+        m_pos += 1;
+        return true;
+    case 'K':
+        m_stack.push_back(node(Kind::Int, b[1]));
+        m_pos += 2;
+        return true;
+    case 'M':
+        m_stack.push_back(node(Kind::Int, int64_t(b[1]) | int64_t(b[2]) << 8));
+        m_pos += 3;
+        return true;
+    case 'J':
+        m_stack.push_back(node(Kind::Int, static_cast<int32_t>(le32(b + 1))));
+        m_pos += 5;
+        return true;
+    case 0x88:
+    case 0x89:
+        m_stack.push_back(node(Kind::Bool, b[0] == 0x88));
+        m_pos += 1;
+        return true;
+    case 'N':
+        m_stack.push_back(node(Kind::None));
+        m_pos += 1;
+        return true;
+    case '}':
+    case ']':
+        m_stack.push_back(container(b[0] == '}' ? Kind::Dict : Kind::List));
+        m_pos += 1;
+        return true;
+    case 0x8c: { // SHORT_BINUNICODE of ASCII text
+        const size_t n = b[1];
+        if (m_end - m_pos < 2 + n) return false;
+        for (size_t k = 0; k < n; ++k)
+            if (b[2 + k] & 0x80) return false; // UTF-8 is checked on the slow path
+        const Id v = textNode(Kind::Str, n);
+        m_doc.m_text.append(reinterpret_cast<const char*>(b + 2), n);
+        m_stack.push_back(v);
+        m_pos += 2 + n;
+        return true;
+    }
+    default: return false;
+    }
+}
+
 Result<Document> Reader::run(ReadStats* stats) {
     uint64_t opcodes = 0;
     for (bool stop = false; !stop;) {
+        if (fastStep()) {
+            ++opcodes;
+            continue;
+        }
         m_opAt = m_consumed + m_pos;
         unsigned char op = 0;
         if (!byte(op)) {

@@ -220,6 +220,35 @@ def main():
                 print(f"ok   {name} GPU {dev}: peak allocated {rep['peak_allocated']}, "
                       f"peak reserved {rep['peak_reserved']}, reserved {st['reserved']} in "
                       f"{st['segments']} segments, {rep['events']} events")
+    # The pairs of one change (MANIFEST.md): `memory --compare` gives each side's figures.
+    for before, after in [("silmont_memory_forward_fp32_128.pickle",
+                           "silmont_memory_forward_bf16_128.pickle"),
+                          ("nothanmin_forward_without_mixed.pickle",
+                           "nothanmin_forward_mixed.pickle")]:
+        pb, pa = os.path.join(folder, before), os.path.join(folder, after)
+        if not (os.path.exists(pb) and os.path.exists(pa)):
+            continue
+        (sb, rb), (sa, ra) = figures(load(pb))[0], figures(load(pa))[0]
+        run = subprocess.run([cli, "memory", "--compare", "--json", pb, pa], capture_output=True,
+                             text=True)
+        if run.returncode != 0:
+            print(f"FAIL compare {before} {after}: exit {run.returncode}: {run.stderr.strip()}")
+            bad += 1
+            continue
+        d = json.loads(run.stdout)["devices"][0]
+        want = {"peak_allocated_bytes": [rb["peak_allocated"], ra["peak_allocated"]],
+                "peak_reserved_bytes": [rb["peak_reserved"], ra["peak_reserved"]],
+                "snapshot_reserved_bytes": [sb["reserved"], sa["reserved"]],
+                "snapshot_allocated_bytes": [sb["allocated"], sa["allocated"]],
+                "snapshot_empty_segment_bytes": [sb["empty_bytes"], sa["empty_bytes"]],
+                "snapshot_fragment_bytes": [sb["fragments"], sa["fragments"]]}
+        wrong = [f"{k}: ours {d[k]} independent {v}" for k, v in want.items() if d[k] != v]
+        if wrong:
+            bad += 1
+            print(f"FAIL compare {before} -> {after}: " + "; ".join(wrong))
+        else:
+            print(f"ok   compare {before} -> {after}: peak allocated "
+                  f"{rb['peak_allocated']} -> {ra['peak_allocated']}")
     timelines = os.path.join(shared, "memory", "timeline")
     if os.path.isdir(timelines):
         for name in sorted(os.listdir(timelines)):
