@@ -362,10 +362,11 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
             r.notes.push_back("GPU " + std::to_string(d.device) +
                               ": no launch call is linked to its work (a GPU-only capture): what "
                               "the host did while it idled cannot be told");
-    if (c.devices.empty() && trace.allocatorSnapshot()) {
-        r.notes.push_back("a CUDA allocator snapshot: it holds the allocator's memory and its "
-                          "history, not GPU activity: its figures and advice are in the Memory "
-                          "tab and `stallscope-cli memory`");
+    if (c.devices.empty() && trace.slices().size() == 0 && !trace.memorySamples().empty()) {
+        r.notes.push_back(std::string(trace.allocatorSnapshot() ? "a CUDA allocator snapshot"
+                                                                : "a memory timeline") +
+                          ": it holds GPU memory, not GPU activity: its figures and advice are "
+                          "in the Memory tab and `stallscope-cli memory`");
     } else if (c.devices.empty()) {
         r.notes.push_back("no GPU work in the analysed window: GPU metrics are empty");
         if (!c.steps.empty()) r.hostOnly = hostOnlyBreakdown(c, tiles);

@@ -248,6 +248,8 @@ void liveAtPeak(const Trace& t, DeviceMemory& d, size_t peakRow, std::vector<std
         }
         for (auto& [name, g] : byCategory) g.blocks = uint64_t(std::max<int64_t>(0, tensors[name]));
         d.liveByCategory = grouped(byCategory);
+        notes.push_back(d.label + ": a memory timeline does not say which device it was "
+                                  "exported for (shown as GPU 0), nor what was reserved");
         std::erase_if(d.liveByCategory, [](const MemoryLiveGroup& g) { return g.bytes <= 0; });
         d.liveAttributed = d.peakAllocated;
         return;

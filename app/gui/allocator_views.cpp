@@ -52,6 +52,9 @@ QColor bandColour(size_t k) {
 ActiveMemoryWidget::ActiveMemoryWidget(QWidget* parent) : QWidget(parent) {
     setMinimumHeight(140);
     setMouseTracking(true);
+    setToolTip(tr("The blocks live at each moment, stacked in the order they were allocated "
+                  "(a freed block lets those above it fall): the largest in colour, the rest "
+                  "grey, what was allocated before the events pale at the bottom."));
 }
 
 void ActiveMemoryWidget::setDevice(const model::Trace* trace, const DeviceMemory* device,
@@ -171,10 +174,9 @@ void ActiveMemoryWidget::paintEvent(QPaintEvent*) {
                QStringLiteral("+0"));
     p.drawText(QRectF(r.left(), r.bottom() + 2, r.width(), 16), Qt::AlignRight,
                "+" + durationText(m_end - m_start));
-    p.drawText(QRectF(r.left(), 2, r.width(), 16), Qt::AlignLeft,
-               tr("Live blocks, stacked as allocated: %1 largest in colour, rest grey, pale: "
-                  "before the events")
-                   .arg(m_coloured.size()));
+    p.drawText(
+        QRectF(r.left(), 2, r.width(), 16), Qt::AlignLeft,
+        tr("Live blocks, stacked as allocated (the %1 largest in colour)").arg(m_coloured.size()));
 }
 
 int ActiveMemoryWidget::blockAt(QPoint pt) const {

@@ -182,11 +182,13 @@ void FindingsPanel::setData(std::shared_ptr<const model::Trace> trace, std::shar
     else
         m_chart->setDevice(m_analysis && !m_analysis->devices.empty() ? &m_analysis->devices.front() : nullptr);
     m_chart->setVisible(m_analysis && (!m_analysis->devices.empty() || m_analysis->hostOnly));
-    const bool snapshot = m_trace && m_trace->allocatorSnapshot();
+    // Memory only (an allocator snapshot, a memory timeline): no GPU activity to find in.
+    const bool memoryOnly =
+        m_trace && m_trace->slices().size() == 0 && !m_trace->memorySamples().empty();
     m_detail->setHtml(m_analysis && m_analysis->findings.empty()
-                          ? snapshot
-                                ? tr("<p>A CUDA allocator snapshot holds the allocator's memory "
-                                     "and its history, not GPU activity: its figures and "
+                          ? memoryOnly
+                                ? tr("<p>This file holds GPU memory (an allocator snapshot or "
+                                     "a memory timeline), not GPU activity: its figures and "
                                      "advice are in the Memory tab.</p>")
                                 : tr("<p>No findings: nothing in this window costs measurable "
                                      "GPU time.</p>")

@@ -55,13 +55,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption shot("screenshot", "render the main window to OUT.png and exit", "OUT.png");
     const QCommandLineOption size("size", "window size for --screenshot", "WxH", "1600x1000");
     const QCommandLineOption finding("finding", "finding to select (1 = the largest; 0 = none)", "N", "1");
-    const QCommandLineOption view("view",
-                                  "bottom view for --screenshot: " + stallscope::gui::viewNames() +
-                                      " (collectives: the ranks side by side; captures: the "
-                                      "timeline with the Capture list open; memory-live, "
-                                      "memory-operators, memory-events, memory-active, "
-                                      "memory-allocator: the Memory view on that tab)",
-                                  "VIEW", "timeline");
+    const QCommandLineOption view("view", stallscope::gui::viewHelp(), "VIEW", "timeline");
     const QCommandLineOption step("step",
                                   "with --screenshot: choose ProfilerStep#N in the Step box", "N");
     const QCommandLineOption capture(

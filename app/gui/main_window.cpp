@@ -345,10 +345,10 @@ void MainWindow::setDocument(std::shared_ptr<Document> doc) {
                                    : static_cast<int>(m_doc->series.front().summarisedBy().trace));
     // The Overview first when the trace has steps to show, as the TensorBoard plugin opened.
     const auto& shown = *m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].analysis;
-    // An allocator snapshot opens on its memory.
-    const bool snapshot =
-        m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].entry.trace->allocatorSnapshot() !=
-        nullptr;
+    // A file of memory alone (an allocator snapshot, a memory timeline) opens on its memory.
+    const model::Trace& first =
+        *m_doc->traces[static_cast<size_t>(std::max(0, m_rank))].entry.trace;
+    const bool snapshot = first.slices().size() == 0 && !first.memorySamples().empty();
     showView(snapshot ? View::Memory
              : std::any_of(shown.devices.begin(), shown.devices.end(),
                            [](const analysis::DeviceMetrics& d) { return !d.steps.empty(); })

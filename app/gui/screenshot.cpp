@@ -86,6 +86,13 @@ int progressiveScreenshot(const ScreenshotOptions& o, QString* error) {
 
 } // namespace
 
+QString viewHelp() {
+    return "bottom view for --screenshot: " + viewNames() +
+           " (collectives: the ranks side by side; captures: the timeline with the Capture list "
+           "open; memory-live, memory-operators, memory-events, memory-active, "
+           "memory-allocator: the Memory view on that tab)";
+}
+
 QString viewNames() {
     QString s = "timeline";
     for (const PanelInfo& p : panels()) s += QString(", ") + p.key;

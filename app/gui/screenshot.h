@@ -26,6 +26,8 @@ struct ScreenshotOptions {
     bool progressive = false;
 };
 
+/// --view's help: the views and what the special ones show.
+QString viewHelp();
 /// What --view takes: "timeline, details, flame, ..., collectives, captures" (the panels from
 /// panels.def).
 QString viewNames();

@@ -68,7 +68,8 @@ Result<std::shared_ptr<const model::Trace>> importTimeline(const fs::path& path,
         return Error{ErrorKind::InvalidStructure, "a memory timeline that is not an array"};
     model::TraceBuilder b;
     const model::ProcessId process = b.process(model::RowKey{0, {}});
-    b.processInfo(process).name = b.intern("GPU memory timeline");
+    b.processInfo(process).name = b.intern("memory timeline (the file does not say its device)");
+    b.processInfo(process).gpuDevice = 0; // shown as GPU 0: the file does not say which
     model::MemorySample m;
     m.deviceType = 1;
     m.deviceId = 0;
