@@ -376,6 +376,7 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
         findings(doc, in, prefix, o);
         waterfall(doc, in, prefix, o);
         detail::statistics(doc, in, prefix, o);
+        detail::memory(doc, in, prefix, o);
         notes(doc, in, prefix);
     }
     return doc;

@@ -59,9 +59,11 @@ ReportInput hostileInput() {
 
 /// Every tag in `html` is one we write, and no attribute is an event handler.
 void checkTags(const QString& html) {
-    static const QStringList allowed{"html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "h4",
-                                     "p", "span", "strong", "code", "pre", "div", "table", "thead", "tbody", "tr",
-                                     "th", "td", "figure", "svg", "rect", "text", "line", "ul", "li", "hr", "footer"};
+    static const QStringList allowed{
+        "html",  "head",     "meta",    "title", "style",  "body",   "main",  "h1",   "h2",
+        "h3",    "h4",       "p",       "span",  "strong", "code",   "pre",   "div",  "table",
+        "thead", "tbody",    "tr",      "th",    "td",     "figure", "svg",   "rect", "text",
+        "line",  "polyline", "polygon", "ul",    "li",     "hr",     "footer"};
     const QRegularExpression tag("<\\s*/?\\s*([A-Za-z][A-Za-z0-9]*)([^>]*)>");
     for (auto it = tag.globalMatch(html); it.hasNext();) {
         const auto m = it.next();
