@@ -74,6 +74,15 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
         if (g == OperatorGrouping::Name) return {};
         args.clear();
         if (t.sliceArgs(SliceId(i), args, error)) {
+            if (g == OperatorGrouping::InputShapesAndTypes) {
+                std::string dims, types;
+                for (const ArgValue& a : args) {
+                    if (a.key == "Input Dims" || a.key == "Input dims")
+                        dims = withoutSpaces(a.json);
+                    if (a.key == "Input type") types = withoutSpaces(a.json);
+                }
+                return dims.empty() && types.empty() ? std::string() : dims + "\n" + types;
+            }
             for (const ArgValue& a : args) {
                 if (g == OperatorGrouping::InputShapes &&
                     (a.key == "Input Dims" || a.key == "Input dims"))

@@ -12,7 +12,8 @@
 
 namespace stallscope::analysis {
 
-enum class OperatorGrouping : uint8_t { Name, InputShapes, CallStack };
+// InputShapesAndTypes (for comparing runs): the shapes, a newline, then "Input type".
+enum class OperatorGrouping : uint8_t { Name, InputShapes, CallStack, InputShapesAndTypes };
 
 struct OperatorGroup {
     OperatorStat stat;  // name, calls, host self/total, device self/total, first call
