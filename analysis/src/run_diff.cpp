@@ -132,13 +132,15 @@ std::vector<FindingChange> findingChanges(const AnalysisResult& b, const Analysi
     std::vector<FindingChange> out;
     for (const auto& [id, f] : before)
         if (!after.count(id))
-            out.push_back({id, f->title, FindingStatus::Resolved, f->savingNs, -1, f->idleNs, -1});
+            out.push_back(
+                {id, id, {}, f->title, FindingStatus::Resolved, f->savingNs, -1, f->idleNs, -1});
     for (const auto& [id, f] : after)
         if (!before.count(id))
-            out.push_back({f->id, f->title, FindingStatus::New, -1, f->savingNs, -1, f->idleNs});
+            out.push_back(
+                {f->id, {}, f->id, f->title, FindingStatus::New, -1, f->savingNs, -1, f->idleNs});
     for (const auto& [id, f] : after)
         if (auto it = before.find(id); it != before.end())
-            out.push_back({id, f->title, FindingStatus::Persisting, it->second->savingNs,
+            out.push_back({id, id, f->id, f->title, FindingStatus::Persisting, it->second->savingNs,
                            f->savingNs, it->second->idleNs, f->idleNs});
     return out;
 }

@@ -67,6 +67,7 @@ int runReport(const ReportOptions& o, std::ostream& out, std::ostream& err) {
     }
     reports::ReportOptions ro;
     ro.version = STALLSCOPE_VERSION;
+    ro.analysis = o.analysis;
     // A baseline opens as the trace does: the same call, the same options.
     workspace::LoadOptions lo;
     lo.threads = o.threads;

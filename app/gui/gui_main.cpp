@@ -1,9 +1,11 @@
 // stallscope: the desktop application.
 //   stallscope [PATH...]          several files (a file manager's selection) open as one session
+//   stallscope --baseline BEFORE AFTER   the compare view of two runs
 //   stallscope --man              the man page (troff), from the --help text
 //   stallscope --render-icon OUT.png --size NxN   the application icon at that size (packaging)
 //   stallscope --screenshot OUT.png [--size WxH] [--finding N] [--capture N] [--view
 //   timeline|flame|stats|ranks|collectives|captures] [--theme light|dark] PATH
+#include "compare_window.h"
 #include "main_window.h"
 #include "preferences.h"
 #include "screenshot.h"
@@ -25,6 +27,37 @@
 #include <cstring>
 
 using namespace stallscope::gui;
+
+namespace {
+
+/// The man page is the --help text, in troff.
+int printManPage(const QCommandLineParser& p) {
+    QString help = p.helpText();
+    help.replace(QCoreApplication::arguments().constFirst(), QStringLiteral("stallscope"));
+    help.replace('\\', "\\e").replace('-', "\\-");
+    QStringList lines = help.split('\n');
+    for (QString& l : lines)
+        if (l.startsWith('.') || l.startsWith('\'')) l.prepend("\\&");
+    std::printf(".TH STALLSCOPE 1 \"%s\" \"stallscope %s\" \"User Commands\"\n"
+                ".SH NAME\nstallscope \\- why is my GPU idle? PyTorch trace diagnostics, "
+                "desktop application\n"
+                ".SH DESCRIPTION\nStallscope opens torch.profiler / TensorBoard traces, draws "
+                "CPU and GPU "
+                "timelines and flame graphs, finds idle gaps, blocking copies, launch\\-bound "
+                "stretches, "
+                "data\\-loading stalls and host syncs, and annotates each with its cost and "
+                "the PyTorch fix. "
+                "Help \\(-> Keyboard Shortcuts lists the keys.\n"
+                ".SH USAGE\n.nf\n%s\n.fi\n"
+                ".SH FILES\n.TP\n.I ~/.config/Stallscope/Stallscope.conf\nSettings: window "
+                "layout, theme, recent "
+                "files, last folder.\n"
+                ".SH SEE ALSO\n.BR stallscope\\-cli (1)\n",
+                STALLSCOPE_RELEASE_DATE, STALLSCOPE_VERSION, qPrintable(lines.join('\n')));
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     stallscope::base::tuneMalloc(argv); // docs/decisions.md, "Import at the speed of the parser"
@@ -69,39 +102,17 @@ int main(int argc, char** argv) {
         "operators-only", "with --screenshot: CPU threads as their operators alone (no Python "
                           "frames), as the View menu's CPU threads: operators only");
     const QCommandLineOption theme("theme", "light, dark or system", "THEME", "system");
+    const QCommandLineOption baseline(
+        "baseline", "the compare view: BEFORE against PATH (with --screenshot, --view compare-TAB)",
+        "BEFORE");
     const QCommandLineOption man("man", "print the man page (troff) and exit");
     const QCommandLineOption icon(
         "render-icon", "render the application icon to OUT.png at --size and exit", "OUT.png");
-    p.addOptions(
-        {shot, size, finding, capture, step, view, operatorsOnly, progressive, theme, man, icon});
+    p.addOptions({shot, size, finding, capture, step, view, operatorsOnly, progressive, theme,
+                  baseline, man, icon});
     p.process(app);
 
-    if (p.isSet(man)) {
-        // The man page is the --help text, in troff.
-        QString help = p.helpText();
-        help.replace(QCoreApplication::arguments().constFirst(), QStringLiteral("stallscope"));
-        help.replace('\\', "\\e").replace('-', "\\-");
-        QStringList lines = help.split('\n');
-        for (QString& l : lines)
-            if (l.startsWith('.') || l.startsWith('\'')) l.prepend("\\&");
-        std::printf(".TH STALLSCOPE 1 \"%s\" \"stallscope %s\" \"User Commands\"\n"
-                    ".SH NAME\nstallscope \\- why is my GPU idle? PyTorch trace diagnostics, "
-                    "desktop application\n"
-                    ".SH DESCRIPTION\nStallscope opens torch.profiler / TensorBoard traces, draws "
-                    "CPU and GPU "
-                    "timelines and flame graphs, finds idle gaps, blocking copies, launch\\-bound "
-                    "stretches, "
-                    "data\\-loading stalls and host syncs, and annotates each with its cost and "
-                    "the PyTorch fix. "
-                    "Help \\(-> Keyboard Shortcuts lists the keys.\n"
-                    ".SH USAGE\n.nf\n%s\n.fi\n"
-                    ".SH FILES\n.TP\n.I ~/.config/Stallscope/Stallscope.conf\nSettings: window "
-                    "layout, theme, recent "
-                    "files, last folder.\n"
-                    ".SH SEE ALSO\n.BR stallscope\\-cli (1)\n",
-                    STALLSCOPE_RELEASE_DATE, STALLSCOPE_VERSION, qPrintable(lines.join('\n')));
-        return 0;
-    }
+    if (p.isSet(man)) return printManPage(p);
     if (p.isSet(icon)) {
         const QStringList wh = p.value(size).split('x');
         const int px = wh.size() == 2 ? wh[0].toInt() : 0;
@@ -151,6 +162,7 @@ int main(int argc, char** argv) {
         if (p.isSet(step)) o.step = p.value(step).toLongLong();
         o.progressive = p.isSet(progressive);
         o.operatorsOnly = p.isSet(operatorsOnly);
+        o.baseline = p.value(baseline);
         o.theme = mode == ThemeMode::System ? ThemeMode::Light : mode;
         Theme::apply(app, o.theme);
         QString error;
@@ -160,6 +172,17 @@ int main(int argc, char** argv) {
     }
 
     Theme::apply(app, mode);
+    if (p.isSet(baseline)) {
+        if (args.size() != 1) {
+            std::fprintf(stderr, "stallscope: --baseline BEFORE needs one PATH (AFTER)\n");
+            return 2;
+        }
+        CompareWindow c;
+        c.resize(1600, 1000);
+        c.openPaths(p.value(baseline), args.front());
+        c.show();
+        return QApplication::exec();
+    }
     MainWindow w;
     w.restoreLayout();
     w.show();

@@ -4,6 +4,7 @@
 #include "stallscope/base/text_format.h"
 
 #include "capture_picker.h"
+#include "compare_window.h"
 #include "findings_panel.h"
 #include "flame_panel.h"
 #include "live_recording.h"
@@ -762,6 +763,19 @@ QString MainWindow::importProblems(const model::Diagnostics& d) {
     return parts.join("; ");
 }
 
+CompareWindow* MainWindow::compareWithBaseline(const QString& before) {
+    if (!m_doc) {
+        showError(tr("Open a trace first: the compare view sets a baseline against it."));
+        return nullptr;
+    }
+    auto* w = new CompareWindow;
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    w->resize(size());
+    w->openBaseline(before, m_doc);
+    w->show();
+    return w;
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
     if (e->mimeData()->hasUrls()) e->acceptProposedAction();
 }
@@ -770,6 +784,11 @@ void MainWindow::dropEvent(QDropEvent* e) {
     QStringList paths;
     for (const QUrl& u : e->mimeData()->urls())
         if (u.isLocalFile()) paths << u.toLocalFile();
+    // With Shift, one trace dropped on an open one is its baseline: the compare view.
+    if ((e->modifiers() & Qt::ShiftModifier) && paths.size() == 1 && m_doc) {
+        compareWithBaseline(paths.front());
+        return;
+    }
     openPaths(paths);
 }
 

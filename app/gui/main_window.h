@@ -46,6 +46,9 @@ public:
 
     /// Loads a file or folder on the worker thread.
     void openPath(const QString& path);
+    /// Opens the compare view (compare_window.h): `before` (a baseline file or folder)
+    /// against the document shown; returns the window (it deletes itself when closed).
+    class CompareWindow* compareWithBaseline(const QString& before);
     /// Several traces (a file manager's selection, a drop): one session, as a folder of ranks
     /// is (a folder of links, kept while the window lives); one path: openPath.
     void openPaths(const QStringList& paths);

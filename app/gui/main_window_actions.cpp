@@ -71,6 +71,18 @@ void MainWindow::createMenus() {
                         if (dialog.exec() == QDialog::Accepted && !dialog.tracePath().isEmpty())
                             openPath(dialog.tracePath());
                     });
+    QAction* compare = file->addAction(tr("&Compare With Baseline…"), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Choose the baseline (BEFORE) to compare the open trace with"),
+            settings::lastFolder(),
+            tr("PyTorch profiler traces (*.json *.json.gz *.pt.trace.json *.pt.trace.json.gz);;"
+               "All files (*)"));
+        if (!path.isEmpty()) compareWithBaseline(path);
+    });
+    compare->setObjectName("compareAction");
+    compare->setToolTip(tr("The open trace (AFTER) against a baseline (BEFORE): timelines "
+                           "aligned, findings, operators and kernels before and after, the "
+                           "differential flame graph. Or drop the baseline with Shift held."));
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     updateRecentMenu();
     file->addSeparator();

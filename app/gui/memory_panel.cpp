@@ -499,7 +499,6 @@ void MemoryPanel::showDevice() {
     m_summary->setText(s);
 
     fillLive();
-    const model::Trace& t = *m_trace;
     m_ops->setRowCount(int(d->operators.size()));
     for (int i = 0; i < int(d->operators.size()); ++i) {
         const analysis::MemoryOperatorRow& o = d->operators[size_t(i)];

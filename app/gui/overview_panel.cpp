@@ -63,6 +63,17 @@ void StepBarsWidget::setBreakdown(const StepBreakdown& b, Mode mode) {
     update();
 }
 
+void StepBarsWidget::setScaleNs(int64_t ns) {
+    m_scaleNs = std::max<int64_t>(1, ns);
+    update();
+}
+
+int64_t StepBarsWidget::longestBarNs() const {
+    int64_t longest = 1;
+    for (size_t i = 0; i < barCount(); ++i) longest = std::max(longest, barLength(i));
+    return longest;
+}
+
 size_t StepBarsWidget::barCount() const {
     return m_b.steps.size() + (m_b.meanOver > 1 ? 1 : 0);
 }
@@ -134,8 +145,7 @@ void StepBarsWidget::paintEvent(QPaintEvent*) {
     p.fillRect(rect(), th.background);
     if (m_b.steps.empty()) return;
     const QRectF r = plot();
-    int64_t longest = 1;
-    for (size_t i = 0; i < barCount(); ++i) longest = std::max(longest, barLength(i));
+    const int64_t longest = scaleNs();
     p.setPen(th.mutedText);
     p.drawText(QRectF(0, r.top() - 6, r.left() - 8, 16), Qt::AlignRight | Qt::AlignVCenter,
                dur(longest));

@@ -8,6 +8,7 @@
 
 #include <QWidget>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 
@@ -24,6 +25,12 @@ public:
     enum class Mode { Categories, IdleCauses };
     explicit StepBarsWidget(QWidget* parent = nullptr);
     void setBreakdown(const analysis::StepBreakdown& breakdown, Mode mode);
+    /// The bars' height scale at least this long (two widgets side by side on one scale).
+    void setScaleNs(int64_t ns);
+    /// The longest bar (the scale, before setScaleNs).
+    [[nodiscard]] int64_t longestBarNs() const;
+    /// The height the bars are drawn to: the longest bar, or the scale set when longer.
+    [[nodiscard]] int64_t scaleNs() const { return std::max(longestBarNs(), m_scaleNs); }
     [[nodiscard]] QSize sizeHint() const override { return {600, 220}; }
     /// The segments a bar is made of, bottom up (label, ns, colour).
     struct Segment {
@@ -50,6 +57,7 @@ private:
     [[nodiscard]] int64_t barLength(size_t bar) const;
     analysis::StepBreakdown m_b;
     Mode m_mode = Mode::Categories;
+    int64_t m_scaleNs = 1;
 };
 
 class OverviewPanel : public QWidget {

@@ -1,6 +1,7 @@
 #include "screenshot.h"
 
 #include "capture_picker.h"
+#include "compare_window.h"
 #include "flame_panel.h"
 #include "load_worker.h"
 #include "main_window.h"
@@ -14,6 +15,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QTableWidget>
 #include <QThread>
 
 #include <QSplitter>
@@ -90,7 +92,8 @@ QString viewHelp() {
     return "bottom view for --screenshot: " + viewNames() +
            " (collectives: the ranks side by side; captures: the timeline with the Capture list "
            "open; memory-live, memory-operators, memory-events, memory-active, "
-           "memory-allocator: the Memory view on that tab)";
+           "memory-allocator: the Memory view on that tab); with --baseline: compare-overview, "
+           "compare-findings, compare-operators, compare-kernels or compare-flame";
 }
 
 QString viewNames() {
@@ -99,8 +102,34 @@ QString viewNames() {
     return s + ", collectives, captures";
 }
 
+/// The compare view of o.baseline against o.input, on the tab --view names
+/// (compare-overview, compare-findings, compare-operators, compare-kernels, compare-flame).
+int compareScreenshot(const ScreenshotOptions& o, QString* error) {
+    static const QStringList kTabs{"compare-overview", "compare-findings", "compare-operators",
+                                   "compare-kernels", "compare-flame"};
+    const int tab = o.view == "timeline" ? 0 : int(kTabs.indexOf(o.view));
+    if (tab < 0) {
+        if (error) *error = "--view with --baseline: one of " + kTabs.join(", ");
+        return 2;
+    }
+    auto before = LoadWorker::loadNow(o.baseline, {}, error);
+    if (!before) return 1;
+    auto after = LoadWorker::loadNow(o.input, {}, error);
+    if (!after) return 1;
+    CompareWindow w;
+    w.resize(o.size);
+    w.setDocuments(before, after);
+    w.tabs()->setCurrentIndex(tab);
+    // A table's first row selected: its events in both timelines, aligned at them.
+    if (tab == CompareWindow::Operators || tab == CompareWindow::Kernels)
+        w.table(tab == CompareWindow::Kernels)->selectRow(0);
+    w.show();
+    return saveShot(w, o.output, error);
+}
+
 int takeScreenshot(const ScreenshotOptions& o, QString* error) {
     if (o.progressive) return progressiveScreenshot(o, error);
+    if (!o.baseline.isEmpty()) return compareScreenshot(o, error);
     auto doc = LoadWorker::loadNow(o.input, {}, error);
     if (!doc) return 1;
     MainWindow w;

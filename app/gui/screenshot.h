@@ -24,6 +24,8 @@ struct ScreenshotOptions {
     /// the first partial document, then cancels; prints the time to that picture and how long
     /// the cancel took (a file too small for a partial is shown whole).
     bool progressive = false;
+    /// The compare view of `baseline` (BEFORE) against `input` (AFTER); --view compare-TAB.
+    QString baseline;
 };
 
 /// --view's help: the views and what the special ones show.

@@ -3,9 +3,11 @@
 #include "report_common.h"
 
 #include "stallscope/analysis/regression.h"
+#include "stallscope/analysis/run_diff.h"
 #include "stallscope/base/text_format.h"
 #include "stallscope/base/utf8.h"
 #include "stallscope/reports/escape.h"
+#include "stallscope/reports/svg.h"
 
 #include <cmath>
 #include <cstdio>
@@ -103,6 +105,129 @@ void findingsDiff(ReportDocument& doc, const AnalysisResult& b, const AnalysisRe
     else doc.table(std::move(t));
 }
 
+std::string perStepText(double ns) {
+    return formatDuration(int64_t(std::llround(ns)));
+}
+
+std::string callsText(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, v == std::floor(v) ? "%.0f" : "%.1f", v);
+    return buf;
+}
+
+Span rowChangeSpan(const AlignedRow& r) {
+    const double d = r.deltaNs();
+    std::string text(rowChangeName(r.change));
+    if (r.change == RowChange::Same) return {std::move(text), Style::Muted};
+    const bool good = r.change == RowChange::Faster || (r.change == RowChange::Removed && d < 0) ||
+                      (r.change == RowChange::Added && d <= 0);
+    return {std::move(text), good ? Style::Good : Style::Bad};
+}
+
+void alignedTable(ReportDocument& doc, const RunDiff& d, bool kernels, size_t rows) {
+    const auto& all = kernels ? d.kernels : d.operators;
+    size_t n[5] = {0, 0, 0, 0, 0};
+    for (const auto& r : all) ++n[size_t(r.change)];
+    doc.heading(3, kernels ? "Kernels" : "Operators", kernels ? "diff-kernels" : "diff-operators");
+    doc.paragraph(plain(std::string(kernels ? "Matched by name and launching operator; kernels of "
+                                              "different names doing one job (another GPU's "
+                                              "library, another algorithm) by family under their "
+                                              "operator. "
+                                            : "Matched by name, input shapes and dtypes; compared "
+                                              "by the GPU time they launch when both launch some, "
+                                              "else by CPU time. ") +
+                        std::to_string(n[0]) + " added, " + std::to_string(n[1]) + " removed, " +
+                        std::to_string(n[2]) + " faster, " + std::to_string(n[3]) + " slower, " +
+                        std::to_string(n[4]) + " about the same (10 % per call); the " +
+                        std::to_string(std::min(rows, all.size())) + " largest changes:"));
+    Table t;
+    t.header = {kernels ? "Kernel" : "Operator",
+                kernels ? "Launched by" : "Input shapes",
+                d.perStep ? "Calls / step" : "Calls",
+                d.perStep ? "Time / step" : "Time",
+                "Per call",
+                "Change",
+                ""};
+    t.rightAlign = {false, false, true, true, true, true, false};
+    for (size_t i = 0; i < all.size() && i < rows; ++i) {
+        const AlignedRow& r = all[i];
+        const bool gpu = r.gpuTimed;
+        std::string name = r.name;
+        if (r.byFamily) {
+            std::string b, a;
+            for (const auto& k : r.before.names) b += (b.empty() ? "" : ", ") + k;
+            for (const auto& k : r.after.names) a += (a.empty() ? "" : ", ") + k;
+            name += " (" + detail::shortName(b, 40) + " → " + detail::shortName(a, 40) + ")";
+        }
+        const double delta = r.deltaNs();
+        t.rows.push_back(
+            {{{detail::shortName(name, 72), Style::Code}},
+             {{detail::shortName(kernels ? (r.op.empty() ? "(no operator)" : r.op) : r.shapes, 48),
+               kernels ? Style::Code : Style::Plain}},
+             plain(callsText(r.before.perStep(int64_t(r.before.calls))) + " → " +
+                   callsText(r.after.perStep(int64_t(r.after.calls)))),
+             plain(perStepText(r.compared(r.before)) + " → " + perStepText(r.compared(r.after)) +
+                   (!kernels && gpu ? " (GPU)" : "")),
+             plain(perStepText(r.before.perCallNs(gpu)) + " → " +
+                   perStepText(r.after.perCallNs(gpu))),
+             {change((delta > 0   ? "+"
+                      : delta < 0 ? "-"
+                                  : "") +
+                         perStepText(std::abs(delta)),
+                     delta, true)},
+             {rowChangeSpan(r)}});
+    }
+    doc.table(std::move(t));
+}
+
+void workDiff(ReportDocument& doc, const ReportInput& before, const ReportInput& after,
+              const ReportOptions& o) {
+    const RunDiff d =
+        diffRuns(*before.trace, *before.analysis, *after.trace, *after.analysis, o.analysis);
+    const StepTimeChange& s = d.step;
+    doc.heading(2, "What changed in the work", "work");
+    std::string noise;
+    if (s.noiseNs < 0)
+        noise = "A run has fewer than 2 steps: the step-to-step spread is unknown, so the change "
+                "cannot be told from noise.";
+    else
+        noise = std::string("The change is ") + (s.beyondNoise() ? "beyond" : "within") +
+                " the step-to-step noise (±" + perStepText(s.noiseNs) +
+                ": twice the standard error of the difference of the " + "means, spreads ±" +
+                perStepText(s.beforeStddevNs) + " before and ±" + perStepText(s.afterStddevNs) +
+                " after).";
+    doc.paragraph(plain(noise));
+    if (!d.predictions.empty()) {
+        doc.paragraph(plain("BEFORE's what-if replay of the fixes for the findings AFTER no longer "
+                            "has (or has halved), beside AFTER's measured step time:"));
+        Table t;
+        t.header = {"Findings", "Fix", "Before", "Predicted", "Measured after"};
+        t.rightAlign = {false, false, true, true, true};
+        for (const Prediction& p : d.predictions) {
+            std::string ids, fixes;
+            for (const auto& id : p.findingIds) ids += (ids.empty() ? "" : " + ") + id;
+            for (size_t f = 0; f < size_t(Fix::Count); ++f)
+                if (p.fixes & fixBit(Fix(f)))
+                    fixes += (fixes.empty() ? "" : ", ") + std::string(fixDescription(Fix(f)));
+            t.rows.push_back({{{ids, Style::Code}},
+                              plain(fixes),
+                              plain(formatDuration(p.beforeNs)),
+                              plain(formatDuration(p.predictedNs)),
+                              plain(formatDuration(p.afterNs))});
+        }
+        doc.table(std::move(t));
+    }
+    for (const auto& n : d.notes) doc.paragraph({{"Note: " + n, Style::Muted}});
+    alignedTable(doc, d, false, o.tableRows);
+    alignedTable(doc, d, true, o.tableRows);
+    if (!d.flame.empty() && o.pictures) {
+        doc.heading(3, "Differential flame graph", "diff-flame");
+        doc.paragraph(plain("GPU time by the CPU stack that launched it, both runs merged by frame "
+                            "name, per step; hover a frame for its times."));
+        doc.picture(diffFlamePicture(d.flame, 880));
+    }
+}
+
 } // namespace
 
 ReportDocument buildComparison(const ReportInput& before, const ReportInput& after, const ReportOptions& o) {
@@ -126,6 +251,7 @@ ReportDocument buildComparison(const ReportInput& before, const ReportInput& aft
          {").", Style::Plain}});
     metricsTable(doc, b, a);
     findingsDiff(doc, b, a);
+    if (before.trace && after.trace) workDiff(doc, before, after, o);
     return doc;
 }
 

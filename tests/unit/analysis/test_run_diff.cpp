@@ -2,8 +2,8 @@
 // compared per step; kernels by name and launching operator, else by family; findings matched
 // across renumbered GPUs; the step change against its noise; the differential flame graph;
 // and on the real ResNet-50 pair, the replay's prediction of the num_workers fix.
+#include "diff_pair_traces.h"
 #include "test_support.h"
-#include "trace_text.h"
 
 #include "stallscope/analysis/regression.h"
 #include "stallscope/analysis/replay.h"
@@ -16,51 +16,12 @@
 
 using namespace stallscope;
 using namespace stallscope::analysis;
+using test::afterTrace;
+using test::beforeTrace;
 using test::TraceText;
 
 namespace {
 constexpr int64_t us = 1000;
-
-/// An operator with "Input Dims" and "Input type" (record_shapes=True).
-void shapedOp(TraceText& t, const std::string& name, int64_t ts, int64_t dur,
-              const std::string& dims, const std::string& types) {
-    t.add(R"({"ph": "X", "cat": "cpu_op", "name": ")" + name +
-          R"(", "pid": 100, "tid": 1, "ts": )" + std::to_string(ts) + R"(, "dur": )" +
-          std::to_string(dur) + R"(, "args": {"Input Dims": )" + dims + R"(, "Input type": )" +
-          types + "}}");
-}
-
-const std::string kDims = "[[64, 32], [32, 16]]";
-
-/// BEFORE: 2 steps, each an fp32 mm (a 200 us volta_sgemm), an aten::add and a kernel of
-/// one's own under aten::add.
-TraceText beforeTrace() {
-    TraceText t;
-    for (int s = 0; s < 2; ++s) {
-        const int64_t at = s * 1000;
-        t.step(s + 1, at, 1000);
-        shapedOp(t, "aten::mm", at + 10, 100, kDims, R"(["float", "float"])");
-        t.launch("volta_sgemm_128x64_nn", at + 20, 10, at + 40, 200);
-        t.cpu("aten::add", at + 300, 50);
-        t.launch("my_own_kernel", at + 310, 10, at + 400, 30);
-    }
-    return t;
-}
-
-/// AFTER: 4 steps, each the fp32 mm on an ampere_sgemm (100 us) and the same mm in bf16 (an
-/// ampere bf16 GEMM, 50 us); no aten::add.
-TraceText afterTrace() {
-    TraceText t;
-    for (int s = 0; s < 4; ++s) {
-        const int64_t at = s * 1000;
-        t.step(s + 1, at, 1000);
-        shapedOp(t, "aten::mm", at + 10, 100, kDims, R"(["float", "float"])");
-        t.launch("ampere_sgemm_128x64_nn", at + 20, 10, at + 40, 100);
-        shapedOp(t, "aten::mm", at + 200, 100, kDims, R"(["c10::BFloat16", "c10::BFloat16"])");
-        t.launch("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn", at + 210, 10, at + 240, 50);
-    }
-    return t;
-}
 
 const AlignedRow* row(const std::vector<AlignedRow>& rows, std::string_view name,
                       std::string_view dtypesOrOp = {}) {

@@ -49,8 +49,9 @@ enum class FindingStatus : uint8_t { Resolved, New, Persisting };
 std::string_view findingStatusName(FindingStatus s); // "resolved"
 
 struct FindingChange {
-    std::string id;    // the finding's id (kind and device)
-    std::string title; // AFTER's when it persists
+    std::string id;                // the finding's id (kind and device): BEFORE's, else AFTER's
+    std::string beforeId, afterId; // on each side; empty where absent
+    std::string title;             // AFTER's when it persists
     FindingStatus status{};
     int64_t beforeSavingNs = -1, afterSavingNs = -1; // -1: absent on that side
     int64_t beforeIdleNs = -1, afterIdleNs = -1;

@@ -32,6 +32,8 @@ struct ReportOptions {
     bool pictures = true;
     std::string generatedAt;  // empty: now, UTC
     std::string version;      // Stallscope version for the subtitle
+    // What the inputs were analysed with: a comparison replays BEFORE's fixes with them.
+    analysis::AnalysisOptions analysis;
 };
 
 /// The whole report of one or more traces (the ranks of a folder get a section each after

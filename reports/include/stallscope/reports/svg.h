@@ -7,6 +7,7 @@
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/cross_rank.h"
+#include "stallscope/analysis/run_diff.h"
 #include "stallscope/analysis/step_breakdown.h"
 #include "stallscope/model/trace.h"
 #include "stallscope/scene/timeline_index.h"
@@ -40,6 +41,15 @@ Picture waterfallPicture(const analysis::Waterfall& waterfall, int width = 880);
 /// The time per step as stacked bars (one per step, the categories of
 /// analysis::breakdownCategories() bottom up), the steady steps' mean beside them, a legend.
 Picture stepBreakdownPicture(const analysis::StepBreakdown& breakdown, int width = 880);
+
+/// The differential flame graph of two runs (analysis/run_diff.h): frames as wide as the mean
+/// of their before and after GPU time per step, red where AFTER spends more, blue where less;
+/// frames deeper than `maxDepth` are left out (and the legend says so).
+Picture diffFlamePicture(const analysis::DiffFlameGraph& graph, int width = 880, int maxDepth = 24);
+/// A frame's colour (0xRRGGBB) for its before and after time, shared with the GUI.
+uint32_t diffFlameRgb(int64_t beforeNs, int64_t afterNs);
+/// "name: 1.2 ms -> 0.8 ms a step (-400 us)".
+std::string diffFlameTitle(const analysis::DiffFlameNode& node);
 
 /// The ranks × steps heat map: one cell per rank and step coloured by its step time (or,
 /// with `waiting`, by the share of the step spent waiting in collectives for another rank),
