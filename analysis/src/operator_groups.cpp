@@ -3,7 +3,10 @@
 #include "arg_values.h"
 #include "stats_tables.h"
 
+#include <algorithm>
+#include <atomic>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 namespace stallscope::analysis {
@@ -64,16 +67,11 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
                 launched.charge(s, t.launchOf(SliceId(i)), s.dur[i], isStepRange);
     }
 
-    // Each operator's detail, read once (the table asks for a parent again for its self time).
-    std::unordered_map<std::string, uint32_t> detailIds{{std::string(), 0}};
-    std::vector<const std::string*> details{&detailIds.begin()->first};
-    std::unordered_map<uint32_t, uint32_t> detailOf; // slice -> detail id
-    std::vector<ArgValue> args;
-    std::string error;
-    auto detailText = [&](uint32_t i) -> std::string {
+    // Each operator's detail, read once, on several threads: reading the args back from the
+    // file is most of the cost (the table then asks for a parent again for its self time).
+    auto detailOfArgs = [&](uint32_t i, bool ok, const std::vector<ArgValue>& args) -> std::string {
         if (g == OperatorGrouping::Name) return {};
-        args.clear();
-        if (t.sliceArgs(SliceId(i), args, error)) {
+        if (ok) {
             if (g == OperatorGrouping::InputShapesAndTypes) {
                 std::string dims, types;
                 for (const ArgValue& a : args) {
@@ -101,10 +99,68 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
         }
         return frames;
     };
+    auto detailText = [&](uint32_t i, std::vector<ArgValue>& args, std::string& error) {
+        const bool ok = g != OperatorGrouping::Name && t.sliceArgs(SliceId(i), args, error);
+        return detailOfArgs(i, ok, args);
+    };
+    std::unordered_map<std::string, uint32_t> detailIds{{std::string(), 0}};
+    std::vector<const std::string*> details{&detailIds.begin()->first};
+    std::unordered_map<uint32_t, uint32_t> detailOf; // slice -> detail id
+    if (g != OperatorGrouping::Name) {
+        std::vector<uint32_t> opSlices; // the operators starting in the window
+        for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+            const TrackInfo& tr = t.tracks()[ti];
+            if (tr.kind != TrackKind::CpuThread) continue;
+            for (uint32_t i = t.firstSliceEndingAtOrAfter(TrackId(ti), lo);
+                 i < tr.sliceEnd && s.start[i] < hi; ++i)
+                if (s.kind[i] == EventKind::CpuOp && detail::startsInWindow(s, i, lo, hi) &&
+                    !isStepRange(s.name[i]))
+                    opSlices.push_back(i);
+        }
+        // In file order (a trace's events are read back a stretch at a time), in batches
+        // shared out to the threads.
+        std::sort(opSlices.begin(), opSlices.end(),
+                  [&](uint32_t x, uint32_t y) { return s.srcOffset[x] < s.srcOffset[y]; });
+        std::vector<std::string> texts(opSlices.size());
+        constexpr size_t kBatch = 16384;
+        const size_t batches = (opSlices.size() + kBatch - 1) / kBatch;
+        const size_t threads =
+            std::clamp<size_t>(batches, 1, std::max(1u, std::thread::hardware_concurrency()));
+        std::atomic<size_t> next{0};
+        auto work = [&](size_t) {
+            std::vector<SliceId> batch;
+            for (size_t b = next++; b < batches; b = next++) {
+                if (cancel && cancel->load(std::memory_order_relaxed)) return;
+                const size_t from = b * kBatch, to = std::min(opSlices.size(), from + kBatch);
+                batch.clear();
+                for (size_t k = from; k < to; ++k) batch.push_back(SliceId(opSlices[k]));
+                t.slicesArgs(batch, [&](size_t k, bool ok, std::vector<ArgValue>& args) {
+                    texts[from + k] = detailOfArgs(opSlices[from + k], ok, args);
+                });
+            }
+        };
+        std::vector<std::thread> pool;
+        for (size_t part = 1; part < threads; ++part) pool.emplace_back(work, part);
+        work(0);
+        for (std::thread& th : pool) th.join();
+        if (cancel && cancel->load(std::memory_order_relaxed)) {
+            out.cancelled = true;
+            return out;
+        }
+        detailOf.reserve(opSlices.size());
+        for (size_t k = 0; k < opSlices.size(); ++k) {
+            auto [d, added] = detailIds.try_emplace(std::move(texts[k]), uint32_t(details.size()));
+            if (added) details.push_back(&d->first);
+            detailOf.emplace(opSlices[k], d->second);
+        }
+    }
+    std::vector<ArgValue> args;
+    std::string error;
     auto key = [&](uint32_t i) -> uint64_t {
         auto [it, fresh] = detailOf.try_emplace(i, 0);
-        if (fresh) {
-            auto [d, added] = detailIds.try_emplace(detailText(i), uint32_t(details.size()));
+        if (fresh) { // not among the window's operators (cannot happen): read it now
+            auto [d, added] =
+                detailIds.try_emplace(detailText(i, args, error), uint32_t(details.size()));
             if (added) details.push_back(&d->first);
             it->second = d->second;
         }

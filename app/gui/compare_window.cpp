@@ -185,6 +185,11 @@ CompareWindow::CompareWindow(QWidget* parent) : QWidget(parent) {
     scroll->setWidget(m_flame);
     scroll->setWidgetResizable(true);
     m_tabs->addTab(scroll, tr("Differential flame graph"));
+    m_ranks = makeTable({tr("Rank"), tr("Window before → after"), tr("Waiting before → after"),
+                         tr("Δ window"), tr("Δ waiting")},
+                        m_tabs);
+    m_ranks->setObjectName("compareRanks");
+    m_tabs->addTab(m_ranks, tr("Ranks"));
     split->addWidget(m_tabs);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 3);
@@ -251,6 +256,19 @@ void CompareWindow::present(Loaded l) {
         m_summary->setText(tr("Cannot compare: a side holds no analysed trace."));
         return;
     }
+    // Memory recordings alone (allocator snapshots, memory timelines) hold no GPU activity to
+    // align: what they compare is memory, which the CLI compares.
+    auto memoryOnly = [](const LoadedTrace* t) {
+        return t->entry.trace->slices().size() == 0 && !t->entry.trace->memorySamples().empty();
+    };
+    if (memoryOnly(b) || memoryOnly(a)) {
+        m_summary->setText(
+            tr("<b>Memory recordings</b> (an allocator snapshot or a memory timeline) hold no GPU "
+               "activity to align. Compare them with <code>stallscope-cli diff BEFORE AFTER</code> "
+               "(peaks, what was reserved and held, what was live at the peak, before → after), "
+               "or open each on its Memory tab."));
+        return;
+    }
     m_diff = l.diff ? l.diff
                     : std::make_shared<const RunDiff>(diffRuns(*b->entry.trace, *b->analysis,
                                                                *a->entry.trace, *a->analysis, {}));
@@ -281,6 +299,7 @@ void CompareWindow::present(Loaded l) {
     fillTable(false);
     fillTable(true);
     m_flame->setGraph(m_diff->flame);
+    fillRanks();
     alignAtStep(0);
 }
 
@@ -424,6 +443,40 @@ void CompareWindow::fillTable(bool kernels) {
     const QString per = m_diff->perStep ? tr(" / step") : QString();
     t->horizontalHeaderItem(3)->setText(tr("Calls") + per);
     t->horizontalHeaderItem(4)->setText(tr("Time") + per);
+}
+
+void CompareWindow::fillRanks() {
+    m_ranks->setRowCount(0);
+    const auto& rb = m_beforeDoc->ranks.ranks;
+    const auto& ra = m_afterDoc->ranks.ranks;
+    const bool both = rb.size() >= 2 && ra.size() >= 2;
+    m_tabs->setTabEnabled(Ranks, both);
+    m_tabs->setTabToolTip(Ranks,
+                          both ? tr("Each rank's window and its waiting for the last rank "
+                                    "at collectives, before and after")
+                               : tr("Both runs need several ranks (a folder of rank traces)"));
+    if (!both) return;
+    for (const RankSummary& x : rb)
+        for (const RankSummary& y : ra) {
+            if (x.rank != y.rank) continue;
+            const int row = m_ranks->rowCount();
+            m_ranks->insertRow(row);
+            m_ranks->setItem(row, 0, new NumberItem(QString::number(x.rank), x.rank));
+            m_ranks->setItem(
+                row, 1,
+                new NumberItem(durationText(x.windowNs) + " → " + durationText(y.windowNs),
+                               double(y.windowNs)));
+            m_ranks->setItem(row, 2,
+                             new NumberItem(durationText(x.waitNs) + " → " + durationText(y.waitNs),
+                                            double(y.waitNs)));
+            m_ranks->setItem(row, 3,
+                             new NumberItem(signedDuration(double(y.windowNs - x.windowNs)),
+                                            double(y.windowNs - x.windowNs)));
+            m_ranks->setItem(row, 4,
+                             new NumberItem(signedDuration(double(y.waitNs - x.waitNs)),
+                                            double(y.waitNs - x.waitNs)));
+        }
+    m_ranks->resizeColumnsToContents();
 }
 
 void CompareWindow::alignAtStep(int index) {

@@ -28,7 +28,7 @@ class TimelineView;
 class CompareWindow : public QWidget {
     Q_OBJECT
 public:
-    enum Tab { Overview, Findings, Operators, Kernels, Flame };
+    enum Tab { Overview, Findings, Operators, Kernels, Flame, Ranks };
     explicit CompareWindow(QWidget* parent = nullptr);
 
     /// Loads BEFORE and AFTER on the thread pool, compares them and shows the result (an error
@@ -53,6 +53,8 @@ public:
         return kernels ? m_kernels : m_operators;
     }
     [[nodiscard]] QTableWidget* findingsTable() const { return m_findings; }
+    /// Rank by rank (two runs of several ranks): window and waiting before -> after.
+    [[nodiscard]] QTableWidget* ranksTable() const { return m_ranks; }
     [[nodiscard]] DiffFlameWidget* flame() const { return m_flame; }
     [[nodiscard]] QLabel* summary() const { return m_summary; }
     [[nodiscard]] QComboBox* stepCombo() const { return m_stepCombo; }
@@ -71,6 +73,7 @@ private:
     void fillOverview();
     void fillFindings();
     void fillTable(bool kernels);
+    void fillRanks();
     [[nodiscard]] const LoadedTrace* side(bool after) const;
 
     std::shared_ptr<Document> m_beforeDoc, m_afterDoc;
@@ -90,6 +93,7 @@ private:
     QTableWidget* m_findings = nullptr;
     QTableWidget* m_operators = nullptr;
     QTableWidget* m_kernels = nullptr;
+    QTableWidget* m_ranks = nullptr;
     DiffFlameWidget* m_flame = nullptr;
     int64_t m_offsetNs = 0;
     bool m_syncing = false;

@@ -33,6 +33,25 @@
 
 namespace stallscope::gui {
 
+namespace {
+/// File ▸ Compare With Baseline…: the open trace (AFTER) against a chosen BEFORE.
+void addCompareAction(QMenu* file, MainWindow* w) {
+    QAction* compare = file->addAction(MainWindow::tr("&Compare With Baseline…"), w, [w] {
+        const QString path = QFileDialog::getOpenFileName(
+            w, MainWindow::tr("Choose the baseline (BEFORE) to compare the open trace with"),
+            settings::lastFolder(),
+            MainWindow::tr("PyTorch profiler traces (*.json *.json.gz *.pt.trace.json "
+                           "*.pt.trace.json.gz);;All files (*)"));
+        if (!path.isEmpty()) w->compareWithBaseline(path);
+    });
+    compare->setObjectName("compareAction");
+    compare->setToolTip(MainWindow::tr(
+        "The open trace (AFTER) against a baseline (BEFORE): timelines aligned, findings, "
+        "operators and kernels before and after, the differential flame graph. Or drop the "
+        "baseline with Shift held."));
+}
+} // namespace
+
 void MainWindow::createActions() {
     createMenus();
     createToolBar();
@@ -71,18 +90,7 @@ void MainWindow::createMenus() {
                         if (dialog.exec() == QDialog::Accepted && !dialog.tracePath().isEmpty())
                             openPath(dialog.tracePath());
                     });
-    QAction* compare = file->addAction(tr("&Compare With Baseline…"), this, [this] {
-        const QString path = QFileDialog::getOpenFileName(
-            this, tr("Choose the baseline (BEFORE) to compare the open trace with"),
-            settings::lastFolder(),
-            tr("PyTorch profiler traces (*.json *.json.gz *.pt.trace.json *.pt.trace.json.gz);;"
-               "All files (*)"));
-        if (!path.isEmpty()) compareWithBaseline(path);
-    });
-    compare->setObjectName("compareAction");
-    compare->setToolTip(tr("The open trace (AFTER) against a baseline (BEFORE): timelines "
-                           "aligned, findings, operators and kernels before and after, the "
-                           "differential flame graph. Or drop the baseline with Shift held."));
+    addCompareAction(file, this);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     updateRecentMenu();
     file->addSeparator();

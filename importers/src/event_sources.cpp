@@ -5,6 +5,7 @@
 #include "stallscope/base/utf8.h"
 #include "stallscope/importers/event_args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -14,12 +15,25 @@ namespace stallscope::importers {
 
 using simdjson::SUCCESS;
 
-bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& out, std::string& error) {
-    out.clear();
+bool parseEventArgs(std::string_view eventJson, std::vector<model::ArgValue>& out,
+                    std::string& error) {
     std::string copy(eventJson);
-    base::replaceInvalidUtf8InPlace(copy.data(), copy.size(), nullptr);
-    simdjson::padded_string ps(copy);
-    simdjson::ondemand::parser parser;
+    return parseEventArgsInPlace(copy, out, error);
+}
+
+bool parseEventArgsInPlace(std::string& text, std::vector<model::ArgValue>& out,
+                           std::string& error) {
+    out.clear();
+    // Bytes that are not UTF-8 replaced one for one, as the import did (checked first: most
+    // events are valid, and the check is vectorised).
+    if (!simdjson::validate_utf8(text.data(), text.size()))
+        base::replaceInvalidUtf8InPlace(text.data(), text.size(), nullptr);
+    const size_t length = text.size();
+    text.reserve(length + simdjson::SIMDJSON_PADDING);
+    const simdjson::padded_string_view ps(text.data(), length, text.capacity());
+    // One parser per thread, reused: its buffers are allocated once, not per event (the
+    // operator tables by shape read the args of every operator, on several threads).
+    thread_local simdjson::ondemand::parser parser;
     sjo::document doc;
     sjo::object obj;
     if (auto e = parser.iterate(ps).get(doc); e != SUCCESS) {
@@ -76,12 +90,23 @@ bool parseChromeEventArgs(std::string_view eventJson, std::vector<model::ArgValu
     return parseEventArgs(eventJson, out, error);
 }
 
-bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
-    const int fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        error = "cannot reopen " + m_path + ": " + std::strerror(errno);
-        return false;
+ChromeFileEventSource::~ChromeFileEventSource() {
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+int ChromeFileEventSource::descriptor(std::string& error) const {
+    std::lock_guard<std::mutex> lock(m_open);
+    if (m_fd < 0) {
+        m_fd = ::open(m_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (m_fd < 0) error = "cannot reopen " + m_path + ": " + std::strerror(errno);
     }
+    return m_fd;
+}
+
+bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out,
+                                     std::string& error) const {
+    const int fd = descriptor(error);
+    if (fd < 0) return false;
     out.resize(ref.length);
     size_t got = 0;
     while (got < ref.length) {
@@ -91,7 +116,6 @@ bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out, std
         if (r <= 0) break;
         got += static_cast<size_t>(r);
     }
-    ::close(fd);
     if (got != ref.length) {
         error = m_path + " changed since it was opened (cannot read the event back)";
         return false;
@@ -102,7 +126,60 @@ bool ChromeFileEventSource::rawEvent(model::SourceRef ref, std::string& out, std
 bool ChromeFileEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
                                  std::string& error) const {
     std::string text;
-    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+    return rawEvent(ref, text, error) && parseEventArgsInPlace(text, out, error);
+}
+
+namespace {
+/// argsOfMany for a source that reads any stretch of its text (`read`): in file order, a
+/// stretch of up to 4 MiB read at once for the events inside it.
+void argsByStretch(const model::EventSource& source, const std::vector<model::SourceRef>& refs,
+                   const model::EventSource::ArgsVisitor& each,
+                   const std::function<bool(model::SourceRef, std::string&, std::string&)>& read) {
+    constexpr uint64_t kStretch = 4 << 20;
+    std::vector<size_t> order(refs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(),
+              [&](size_t a, size_t b) { return refs[a].offset < refs[b].offset; });
+    std::vector<model::ArgValue> values;
+    std::string stretch, text, error;
+    for (size_t k = 0; k < order.size();) {
+        // The events from order[k] whose ends lie within kStretch of its start (one at least).
+        const uint64_t from = refs[order[k]].offset;
+        uint64_t to = from + refs[order[k]].length;
+        size_t end = k + 1;
+        while (end < order.size() &&
+               refs[order[end]].offset + refs[order[end]].length - from <= kStretch)
+            to = std::max(to, refs[order[end]].offset + refs[order[end++]].length);
+        const model::SourceRef whole{from, uint32_t(to - from)};
+        const bool whole_read = to - from <= UINT32_MAX && read(whole, stretch, error);
+        for (; k < end; ++k) {
+            const model::SourceRef r = refs[order[k]];
+            bool ok;
+            if (whole_read) {
+                text.assign(stretch, size_t(r.offset - from), r.length);
+                ok = parseEventArgsInPlace(text, values, error);
+            } else {
+                ok = source.args(r, values, error);
+            }
+            if (!ok) values.clear();
+            each(order[k], ok, values);
+        }
+    }
+}
+} // namespace
+
+void ChromeFileEventSource::argsOfMany(const std::vector<model::SourceRef>& refs,
+                                       const ArgsVisitor& each) const {
+    argsByStretch(*this, refs, each, [this](model::SourceRef r, std::string& out, std::string& e) {
+        return rawEvent(r, out, e);
+    });
+}
+
+void ChromeGzipEventSource::argsOfMany(const std::vector<model::SourceRef>& refs,
+                                       const ArgsVisitor& each) const {
+    argsByStretch(*this, refs, each, [this](model::SourceRef r, std::string& out, std::string& e) {
+        return rawEvent(r, out, e);
+    });
 }
 
 bool ChromeGzipEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
@@ -112,7 +189,7 @@ bool ChromeGzipEventSource::rawEvent(model::SourceRef ref, std::string& out, std
 bool ChromeGzipEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
                                  std::string& error) const {
     std::string text;
-    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+    return rawEvent(ref, text, error) && parseEventArgsInPlace(text, out, error);
 }
 
 bool ChromeMemoryEventSource::rawEvent(model::SourceRef ref, std::string& out, std::string& error) const {
@@ -127,7 +204,7 @@ bool ChromeMemoryEventSource::rawEvent(model::SourceRef ref, std::string& out, s
 bool ChromeMemoryEventSource::args(model::SourceRef ref, std::vector<model::ArgValue>& out,
                                    std::string& error) const {
     std::string text;
-    return rawEvent(ref, text, error) && parseEventArgs(text, out, error);
+    return rawEvent(ref, text, error) && parseEventArgsInPlace(text, out, error);
 }
 
 } // namespace stallscope::importers

@@ -149,6 +149,19 @@ bool Trace::sliceArgs(SliceId s, std::vector<ArgValue>& out, std::string& error)
                           error);
 }
 
+void Trace::slicesArgs(const std::vector<SliceId>& slices,
+                       const EventSource::ArgsVisitor& each) const {
+    std::vector<ArgValue> none;
+    if (!m_source) {
+        for (size_t i = 0; i < slices.size(); ++i) each(i, false, none);
+        return;
+    }
+    std::vector<SourceRef> refs(slices.size());
+    for (size_t i = 0; i < slices.size(); ++i)
+        refs[i] = {m_slices.srcOffset[slices[i].index()], m_slices.srcLength[slices[i].index()]};
+    m_source->argsOfMany(refs, each);
+}
+
 bool Trace::sliceRawText(SliceId s, std::string& out, std::string& error) const {
     out.clear();
     if (!m_source) {

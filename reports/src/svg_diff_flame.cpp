@@ -73,17 +73,16 @@ Picture diffFlamePicture(const DiffFlameGraph& g, int width, int maxDepth) {
             continue;
         }
         const int y = top + n.depth * rowH;
-        s += "<g><title>" + escapeHtml(diffFlameTitle(n)) + "</title><rect x='" +
-             detail::svgNum(it.x) + "' y='" + std::to_string(y) + "' width='" +
+        s += "<rect x='" + detail::svgNum(it.x) + "' y='" + std::to_string(y) + "' width='" +
              detail::svgNum(std::max(w - 0.5, 0.5)) + "' height='" + std::to_string(rowH - 1) +
-             "' fill='" + hexColor(diffFlameRgb(n.beforeNs, n.afterNs)) + "'/>";
+             "' fill='" + hexColor(diffFlameRgb(n.beforeNs, n.afterNs)) + "'><title>" +
+             escapeHtml(diffFlameTitle(n)) + "</title></rect>";
         if (w > 40) {
             const size_t chars = size_t((w - 4) / 5.6);
             s += "<text x='" + detail::svgNum(it.x + 2) + "' y='" + std::to_string(y + rowH - 5) +
-                 "' fill='#111'>" +
+                 "' fill='#111' pointer-events='none'>" +
                  escapeHtml(detail::shortName(n.name, std::max<size_t>(chars, 2))) + "</text>";
         }
-        s += "</g>";
         ++drawn;
         double cx = it.x;
         std::vector<Item> kids;

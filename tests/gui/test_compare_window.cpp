@@ -5,17 +5,23 @@
 #include "compare_window.h"
 #include "diff_flame_widget.h"
 #include "diff_pair_traces.h"
+#include "gui_text.h"
 #include "load_worker.h"
 #include "main_window.h"
 #include "overview_panel.h"
+#include "test_support.h"
 #include "timeline/timeline_view.h"
 
+#include <QApplication>
 #include <QComboBox>
+#include <QDropEvent>
 #include <QLabel>
+#include <QMimeData>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrl>
 
 #include <fstream>
 
@@ -150,8 +156,50 @@ private Q_SLOTS:
         QCOMPARE(f->frameRect(mm).width(), double(f->width()));
     }
 
+    void ranksRankByRank() {
+        // Two single traces: no ranks to compare, the tab says why.
+        CompareWindow w;
+        w.setDocuments(m_before, m_after);
+        QVERIFY(!w.tabs()->isTabEnabled(CompareWindow::Ranks));
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const QString dlrm =
+            QString::fromStdString((test::sharedTraces() / "param-dlrm-8rank").string());
+        QString error;
+        auto folder = LoadWorker::loadNow(dlrm, {}, &error);
+        QVERIFY2(folder, qPrintable(error));
+        w.setDocuments(folder, folder);
+        QVERIFY(w.tabs()->isTabEnabled(CompareWindow::Ranks));
+        QCOMPARE(w.ranksTable()->rowCount(), 8);
+        const auto& r = folder->ranks.ranks;
+        QCOMPARE(w.ranksTable()->item(1, 1)->text(),
+                 durationText(r[1].windowNs) + " → " + durationText(r[1].windowNs));
+        QCOMPARE(w.ranksTable()->item(1, 2)->text(),
+                 durationText(r[1].waitNs) + " → " + durationText(r[1].waitNs));
+    }
+
+    void memoryRecordingsSayWhereTheyCompare() {
+        STALLSCOPE_REQUIRE_SHARED_TRACES();
+        const auto snaps = test::sharedTraces() / "memory/snapshots";
+        QString error;
+        auto b = LoadWorker::loadNow(
+            QString::fromStdString((snaps / "silmont_memory_forward_fp32_128.pickle").string()), {},
+            &error);
+        auto a = LoadWorker::loadNow(
+            QString::fromStdString((snaps / "silmont_memory_forward_bf16_128.pickle").string()), {},
+            &error);
+        QVERIFY2(b && a, qPrintable(error));
+        CompareWindow w;
+        w.setDocuments(b, a);
+        QVERIFY(!w.diff());
+        QVERIFY(w.summary()->text().contains("stallscope-cli diff BEFORE AFTER"));
+    }
+
     void compareNeedsAnOpenTrace() {
-        MainWindow w;
+        // The window's dropEvent, called as a drop calls it (QApplication routes a sent Drop
+        // through the drag manager, which has no drag in a test).
+        struct Window : MainWindow {
+            using MainWindow::dropEvent;
+        } w;
         QVERIFY(!w.compareWithBaseline(m_dir.filePath("before.json")));
         QVERIFY(!w.errorBanner()->text().isEmpty());
         w.setDocument(m_after);
@@ -160,6 +208,19 @@ private Q_SLOTS:
         QTRY_VERIFY_WITH_TIMEOUT(c->diff() != nullptr, 20000);
         QCOMPARE(c->table(false)->rowCount(), int(c->diff()->operators.size()));
         c->close();
+        // A trace dropped with Shift on an open one is its baseline: the compare view opens.
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(m_dir.filePath("before.json"))});
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::ShiftModifier);
+        w.dropEvent(&drop);
+        CompareWindow* dropped = nullptr;
+        for (QWidget* top : QApplication::topLevelWidgets())
+            if (auto* cw = qobject_cast<CompareWindow*>(top); cw && cw != c && cw->isVisible())
+                dropped = cw;
+        QVERIFY(dropped);
+        QTRY_VERIFY_WITH_TIMEOUT(dropped->diff() != nullptr, 20000);
+        QCOMPARE(dropped->diff()->step.beforeSteps, size_t(2));
+        dropped->close();
     }
 };
 

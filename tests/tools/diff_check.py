@@ -18,7 +18,8 @@ Then: every row of ours for which either side is present matches the independent
 exactly (calls, total time, GPU time); every independent group is in one of our rows (a
 family row holds the kernels it names, absent on the other side); per-step figures divide
 by the steps the JSON reports; and each row's change (added / removed / faster / slower /
-same, per call, 10 %) follows from the independent numbers. The memory recordings' pairs
+same, per call, 10 %) follows from the independent numbers. Two folders of ranks (DLRM against
+itself) compare rank by rank as `analyze --ranks` reports them. The memory recordings' pairs
 (allocator snapshots) must give `memory --compare --json`'s output unchanged.
 
 Exit 0 = agree, 1 = disagree, 77 = no traces.
@@ -233,6 +234,21 @@ def check_memory_pair(cli, root, before, after):
     return [] if ok else [f"{before}: diff --json differs from memory --compare --json"]
 
 
+def check_ranks(cli, root):
+    """Two folders of ranks compare rank by rank: each rank's window and waiting as `analyze
+    --ranks --json` gives them (checked by cross_rank_check.py), before and after."""
+    folder = os.path.join(root, "param-dlrm-8rank")
+    d = json.loads(subprocess.run([cli, "diff", "--json", folder, folder], capture_output=True, text=True,
+                                  check=True).stdout)
+    ranks = json.loads(subprocess.run([cli, "analyze", "--ranks", "--json", folder], capture_output=True,
+                                      text=True, check=True).stdout)["ranks"]
+    want = [{"rank": r["rank"], "before_window_ns": r["window_ns"], "after_window_ns": r["window_ns"],
+             "before_wait_ns": r["wait_ns"], "after_wait_ns": r["wait_ns"]} for r in ranks]
+    ok = d.get("ranks") == want and len(want) == 8
+    print(f"param-dlrm-8rank vs itself: {len(d.get('ranks', []))} ranks compared, as analyze --ranks: {ok}")
+    return [] if ok else ["param-dlrm-8rank: diff's ranks differ from analyze --ranks"]
+
+
 def main(argv):
     if len(argv) != 3:
         print("usage: diff_check.py TRACES_DIR STALLSCOPE_CLI", file=sys.stderr)
@@ -246,6 +262,7 @@ def main(argv):
         problems += check_pair(cli, root, b, a)
     for b, a in MEMORY_PAIRS:
         problems += check_memory_pair(cli, root, b, a)
+    problems += check_ranks(cli, root)
     for p in problems[:40]:
         print("MISMATCH", p)
     return 1 if problems else 0

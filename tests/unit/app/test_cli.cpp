@@ -51,7 +51,7 @@ private Q_SLOTS:
     void everyCommandHasHelp() {
         QByteArray out;
         QCOMPARE(run({"--help"}, &out), 0);
-        for (const char* c : {"info", "analyze", "report", "record"}) {
+        for (const char* c : {"info", "analyze", "diff", "report", "record"}) {
             QVERIFY2(out.contains(QByteArray("  ") + c + " ["), c);
             QByteArray own;
             QCOMPARE(run({c, "--help"}, &own), 0);
@@ -64,7 +64,7 @@ private Q_SLOTS:
     void listsAndCompletionComeFromTheTables() {
         QByteArray commands, formats, help, reportHelp, err;
         QCOMPARE(run({"help", "--list", "commands"}, &commands), 0);
-        QCOMPARE(commands, QByteArray("info\nanalyze\nmemory\nmerge\nreport\nrecord\n"));
+        QCOMPARE(commands, QByteArray("info\nanalyze\nmemory\nmerge\ndiff\nreport\nrecord\n"));
         QCOMPARE(run({"help", "--list", "report-formats"}, &formats), 0);
         QCOMPARE(formats, QByteArray("html\npdf\nmd\nmarkdown\njson\ntrace\n"));
         QCOMPARE(run({"help", "--list", "nothing"}, nullptr, &err), 2);
@@ -469,6 +469,46 @@ private Q_SLOTS:
         QFile md(dir.filePath("diff.md"));
         QVERIFY(md.open(QIODevice::ReadOnly));
         QVERIFY(md.readAll().contains("**fixed**"));
+    }
+
+    void diffCommand() {
+        QByteArray out, err;
+        QCOMPARE(run({"diff"}, &out, &err), 2);
+        QVERIFY(err.contains("two paths: BEFORE AFTER"));
+        QCOMPARE(run({"diff", sample()}, &out, &err), 2);
+        QCOMPARE(run({"diff", "--top", "0", sample(), sample()}, &out, &err), 2);
+        QCOMPARE(run({"diff", "--max-regression", "-1", sample(), sample()}, &out, &err), 2);
+        QCOMPARE(run({"diff", sample(), "/nonexistent/after.json"}, &out, &err), 1);
+        QVERIFY(err.contains("/nonexistent/after.json"));
+        // A run against itself: nothing moved.
+        QCOMPARE(run({"diff", sample(), sample()}, &out, &err), 0);
+        QVERIFY(out.contains("+0.0%"));
+        QVERIFY(out.contains("0 added, 0 removed, 0 faster, 0 slower"));
+        QCOMPARE(run({"diff", "--json", sample(), sample()}, &out, &err), 0);
+        const QJsonObject d = QJsonDocument::fromJson(out).object();
+        QCOMPARE(d["schema"].toString(), QString("stallscope.diff/1"));
+        QVERIFY(!d["operators"].toArray().isEmpty());
+        for (const QJsonValue r : d["operators"].toArray())
+            QCOMPARE(r["change"].toString(), QString("same"));
+        for (const QJsonValue f : d["findings"].toArray())
+            QCOMPARE(f["status"].toString(), QString("persisting"));
+        // The gate: slower by more than the limit exits 3.
+        const QString shared = qEnvironmentVariable("STALLSCOPE_SHARED_TRACES");
+        const QString w0 =
+            shared +
+            "/kineto-tb-plugin/resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+        const QString w4 =
+            shared +
+            "/kineto-tb-plugin/resnet50_num_workers_4__worker0.1623212756351.pt.trace.json.gz";
+        const QString snap = shared + "/memory/snapshots/silmont_memory_forward_fp32_128.pickle";
+        if (!QFileInfo::exists(w0)) QSKIP("../shared/traces is absent");
+        QCOMPARE(run({"diff", "--max-regression", "10", w0, w4}, &out, &err), 0);
+        QVERIFY(out.contains("predicted"));
+        QCOMPARE(run({"diff", "--max-regression", "10", w4, w0}, &out, &err), 3);
+        QVERIFY(err.contains("regression: step time regressed +25.9%"));
+        // A memory recording against a trace: like with like.
+        QCOMPARE(run({"diff", snap, w0}, &out, &err), 1);
+        QVERIFY(err.contains("compare like with like"));
     }
 
     // ---- docs/security.md: outputs never replace what they are not; terminals see no controls

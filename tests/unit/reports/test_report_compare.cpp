@@ -5,7 +5,10 @@
 #include "trace_text.h"
 
 #include "stallscope/analysis/regression.h"
+#include "stallscope/analysis/run_diff.h"
+#include "stallscope/base/text_format.h"
 #include "stallscope/importers/importer.h"
+#include "stallscope/reports/escape.h"
 #include "stallscope/reports/report.h"
 
 #include <QTest>
@@ -95,6 +98,33 @@ private Q_SLOTS:
         const std::string html = renderHtml(doc);
         QVERIFY(html.find("class=\"good\">-20.6%") != std::string::npos); // shorter steps are good
         QVERIFY(html.find("<span class=\"good\">fixed</span>") != std::string::npos);
+
+        // What changed in the work: the noise, the replay's prediction beside the measured
+        // step, the aligned tables and the differential flame graph (analysis/run_diff.h).
+        const analysis::RunDiff d =
+            analysis::diffRuns(*before.trace, *before.analysis, *after.trace, *after.analysis, {});
+        QVERIFY(md.find("## What changed in the work") != std::string::npos);
+        QVERIFY(md.find("beyond the step-to-step noise") != std::string::npos);
+        QVERIFY(!d.predictions.empty());
+        const analysis::Prediction& p = d.predictions.front();
+        auto mdDuration = [](int64_t ns) { return escapeMarkdown(base::formatDuration(ns)); };
+        const size_t row =
+            md.find("| `data_loading/gpu0` | data loading in workers | " + mdDuration(p.beforeNs) +
+                    " | " + mdDuration(p.predictedNs) + " | " + mdDuration(p.afterNs) + " |");
+        QVERIFY2(row != std::string::npos, md.c_str());
+        const size_t ops = md.find("### Operators"), kernels = md.find("### Kernels");
+        QVERIFY(ops != std::string::npos && kernels > ops);
+        const size_t loader =
+            md.find("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", ops);
+        QVERIFY(loader < kernels);
+        QVERIFY(md.find("removed", loader) < md.find('\n', loader));
+        QVERIFY(md.find("by family under their operator", kernels) != std::string::npos);
+        const size_t flame = html.find("GPU time by launching stack, per step: " +
+                                       base::formatDuration(d.flame.nodes[0].beforeNs) + " -&gt; " +
+                                       base::formatDuration(d.flame.nodes[0].afterNs));
+        QVERIFY(flame != std::string::npos);
+        QVERIFY(html.find("<title>ProfilerStep#*: ", flame) != std::string::npos);
+        QVERIFY(html.find("<g", flame) == std::string::npos); // only the tags the reports write
     }
 };
 

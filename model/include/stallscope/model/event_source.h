@@ -36,6 +36,20 @@ public:
     virtual bool args(SourceRef ref, std::vector<ArgValue>& out, std::string& error) const = 0;
     /// Bytes this source keeps resident (indexes, caches), for memory accounting.
     [[nodiscard]] virtual size_t memoryBytes() const { return 0; }
+    /// Called with each event of a batch: its index in the batch, whether its args could be
+    /// read, and the args.
+    using ArgsVisitor = std::function<void(size_t, bool, std::vector<ArgValue>&)>;
+    /// The args of many events (the operator tables by shape read every operator's): `each`
+    /// is called once per ref, in any order. Sources that can read a stretch of the file at
+    /// once override it; this one reads the events one by one.
+    virtual void argsOfMany(const std::vector<SourceRef>& refs, const ArgsVisitor& each) const {
+        std::vector<ArgValue> args;
+        std::string error;
+        for (size_t i = 0; i < refs.size(); ++i) {
+            const bool ok = this->args(refs[i], args, error);
+            each(i, ok, args);
+        }
+    }
 };
 
 /// A trace's text read again from its first byte, in chunks, exactly as its importer saw

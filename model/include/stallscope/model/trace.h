@@ -272,6 +272,9 @@ public:
     /// On-demand access to an event's arguments and raw text.
     bool sliceArgs(SliceId s, std::vector<ArgValue>& out, std::string& error) const;
     bool sliceRawText(SliceId s, std::string& out, std::string& error) const;
+    /// The args of many slices at once (EventSource::argsOfMany): `each(i, ok, args)` once per
+    /// slices[i], in any order; every call says not ok when the trace keeps no event text.
+    void slicesArgs(const std::vector<SliceId>& slices, const EventSource::ArgsVisitor& each) const;
     const EventSource* eventSource() const { return m_source.get(); }
 
     /// Resident bytes of the model (tables, strings, indexes, event source index).
