@@ -122,26 +122,45 @@ std::string pairedId(const Finding& f, const std::map<int32_t, int32_t>& toBefor
     return f.id.substr(0, at) + "/gpu" + std::to_string(it->second) + f.id.substr(end);
 }
 
+/// Findings matched by id (AFTER's GPU named as its BEFORE partner); savings and idle time
+/// per step (`ub`, `ua`: the steps of each window, 1 without steps).
 std::vector<FindingChange> findingChanges(const AnalysisResult& b, const AnalysisResult& a,
-                                          const std::vector<DeviceChange>& devices) {
+                                          const std::vector<DeviceChange>& devices, double ub,
+                                          double ua) {
     std::map<int32_t, int32_t> toBefore;
     for (const auto& d : devices) toBefore[d.afterDevice] = d.beforeDevice;
     std::map<std::string, const Finding*> before, after;
     for (const auto& f : b.findings) before.emplace(f.id, &f);
     for (const auto& f : a.findings) after.emplace(pairedId(f, toBefore), &f);
+    auto per = [](int64_t ns, double units) { return int64_t(std::llround(double(ns) / units)); };
     std::vector<FindingChange> out;
     for (const auto& [id, f] : before)
         if (!after.count(id))
-            out.push_back(
-                {id, id, {}, f->title, FindingStatus::Resolved, f->savingNs, -1, f->idleNs, -1});
+            out.push_back({id,
+                           id,
+                           {},
+                           f->title,
+                           FindingStatus::Resolved,
+                           per(f->savingNs, ub),
+                           -1,
+                           per(f->idleNs, ub),
+                           -1});
     for (const auto& [id, f] : after)
         if (!before.count(id))
-            out.push_back(
-                {f->id, {}, f->id, f->title, FindingStatus::New, -1, f->savingNs, -1, f->idleNs});
+            out.push_back({f->id,
+                           {},
+                           f->id,
+                           f->title,
+                           FindingStatus::New,
+                           -1,
+                           per(f->savingNs, ua),
+                           -1,
+                           per(f->idleNs, ua)});
     for (const auto& [id, f] : after)
         if (auto it = before.find(id); it != before.end())
-            out.push_back({id, id, f->id, f->title, FindingStatus::Persisting, it->second->savingNs,
-                           f->savingNs, it->second->idleNs, f->idleNs});
+            out.push_back({id, id, f->id, f->title, FindingStatus::Persisting,
+                           per(it->second->savingNs, ub), per(f->savingNs, ua),
+                           per(it->second->idleNs, ub), per(f->idleNs, ua)});
     return out;
 }
 
@@ -282,8 +301,7 @@ std::vector<AlignedRow> alignKernels(const Trace& tb, const AnalysisResult& b, d
 
 std::vector<Prediction> predictions(const Trace& tb, const AnalysisResult& b,
                                     const AnalysisResult& a, const AnalysisOptions& options,
-                                    const std::vector<FindingChange>& changes, double ub,
-                                    double ua) {
+                                    const std::vector<FindingChange>& changes, double ub) {
     std::vector<Prediction> out;
     if (b.findings.empty()) return out;
     std::map<std::string, const FindingChange*> change;
@@ -295,7 +313,7 @@ std::vector<Prediction> predictions(const Trace& tb, const AnalysisResult& b,
         const FindingChange* c = change.at(f.id);
         const bool gone = c->status == FindingStatus::Resolved;
         const bool halved = c->status == FindingStatus::Persisting && c->beforeIdleNs > 0 &&
-                            double(c->afterIdleNs) / ua <= 0.5 * double(c->beforeIdleNs) / ub;
+                            2 * c->afterIdleNs <= c->beforeIdleNs; // both per step
         if (gone || halved) applied[f.device].push_back(&f);
     }
     const int64_t beforeNs = comparedStepTimeNs(b), afterNs = comparedStepTimeNs(a);
@@ -398,10 +416,10 @@ RunDiff diffRuns(const Trace& tb, const AnalysisResult& b, const Trace& ta, cons
     }
     if (pairs.empty() && (!b.devices.empty() || !a.devices.empty()))
         d.notes.push_back("the runs have no GPU in common to compare");
-    d.findings = findingChanges(b, a, d.devices);
+    d.findings = findingChanges(b, a, d.devices, ub, ua);
     d.operators = alignOperators(tb, b, ub, ta, a, ua, diff.changeThreshold);
     d.kernels = alignKernels(tb, b, ub, ta, a, ua, diff.changeThreshold);
-    d.predictions = predictions(tb, b, a, options, d.findings, ub, ua);
+    d.predictions = predictions(tb, b, a, options, d.findings, ub);
     if (diff.flame && !pairs.empty()) d.flame = diffFlame(tb, b, ub, ta, a, ua, pairs.front());
     return d;
 }

@@ -84,8 +84,8 @@ void writeStep(std::ostream& o, const RunDiff& d) {
 
 void writePredictions(std::ostream& o, const RunDiff& d) {
     if (d.predictions.empty()) return;
-    o << "\nBEFORE's replay of the fixes for what AFTER no longer has, beside AFTER's "
-         "measurement:\n";
+    o << "\nBEFORE's replay of the fixes for the findings AFTER no longer has (or has halved), "
+         "beside AFTER's measured step:\n";
     for (const Prediction& p : d.predictions) {
         std::string ids, fixes;
         for (const auto& id : p.findingIds) ids += (ids.empty() ? "" : " + ") + id;

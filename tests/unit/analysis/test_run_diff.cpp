@@ -153,8 +153,9 @@ private Q_SLOTS:
         QCOMPARE(d.findings[1].id, std::string("comm_exposed/gpu1"));
         QCOMPARE(d.findings[1].status, FindingStatus::New);
         QCOMPARE(d.findings[2].status, FindingStatus::Persisting);
-        QCOMPARE(d.findings[2].beforeSavingNs, 10 * us);
-        QCOMPARE(d.findings[2].afterSavingNs, 5 * us);
+        // Per step: 5 steps on each side.
+        QCOMPARE(d.findings[2].beforeSavingNs, 2 * us);
+        QCOMPARE(d.findings[2].afterSavingNs, 1 * us);
     }
 
     void stepChangeAgainstItsNoise() {
