@@ -146,6 +146,19 @@ CompareWindow::CompareWindow(QWidget* parent) : QWidget(parent) {
     }
     ol->addLayout(barsRow, 1);
     connect(m_overviewMode, &QComboBox::currentIndexChanged, this, [this] { fillOverview(); });
+    // A bar clicked: the timelines aligned at that step (its position in its run's window).
+    for (bool after : {false, true})
+        connect(after ? m_afterBars : m_beforeBars, &StepBarsWidget::stepClicked, this,
+                [this, after](int64_t number) {
+                    const LoadedTrace* t = side(after);
+                    if (!t) return;
+                    const auto& steps = t->analysis->steps;
+                    for (size_t i = 0; i < steps.size(); ++i)
+                        if (steps[i].number == number && int(i) < m_stepCombo->count()) {
+                            m_stepCombo->setCurrentIndex(int(i));
+                            alignAtStep(int(i));
+                        }
+                });
     m_tabs->addTab(overview, tr("Overview"));
 
     m_findings =

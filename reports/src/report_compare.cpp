@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 namespace stallscope::reports {
 
@@ -80,26 +81,52 @@ void metricsTable(ReportDocument& doc, const AnalysisResult& b, const AnalysisRe
     doc.table(std::move(t));
 }
 
-void findingsDiff(ReportDocument& doc, const AnalysisResult& b, const AnalysisResult& a) {
-    std::map<std::string, const Finding*> before, after;
-    for (const auto& f : b.findings) before[f.id] = &f;
-    for (const auto& f : a.findings) after[f.id] = &f;
+/// Findings fixed, new and persisting. With the traces (`d`), matched across renumbered GPUs
+/// and their savings per step, as the rest of the comparison; else by id, per window.
+void findingsDiff(ReportDocument& doc, const AnalysisResult& b, const AnalysisResult& a,
+                  const RunDiff* d) {
     Table t;
-    t.header = {"Finding", "Status", "Before", "After"};
+    const std::string per = d && d->perStep ? " / step" : "";
+    t.header = {"Finding", "Status", "Saves before" + per, "Saves after" + per};
     t.rightAlign = {false, false, true, true};
-    for (const auto& [id, f] : before) {
-        const auto it = after.find(id);
-        if (it == after.end())
-            t.rows.push_back({plain(f->title), {{"fixed", Style::Good}}, plain(formatDuration(f->savingNs)), plain("–")});
-        else {
-            const double d = double(it->second->savingNs - f->savingNs);
-            t.rows.push_back({plain(f->title), {change(d < 0 ? "smaller" : d > 0 ? "larger" : "unchanged", d, true)},
-                              plain(formatDuration(f->savingNs)), plain(formatDuration(it->second->savingNs))});
+    auto row = [&](const std::string& title, Span status, int64_t sb, int64_t sa) {
+        t.rows.push_back({plain(title),
+                          {std::move(status)},
+                          plain(sb < 0 ? "–" : formatDuration(sb)),
+                          plain(sa < 0 ? "–" : formatDuration(sa))});
+    };
+    auto persisting = [&](const std::string& title, int64_t sb, int64_t sa) {
+        const double delta = double(sa - sb);
+        row(title,
+            change(delta < 0   ? "smaller"
+                   : delta > 0 ? "larger"
+                               : "unchanged",
+                   delta, true),
+            sb, sa);
+    };
+    if (d) {
+        for (const FindingChange& f : d->findings) {
+            if (f.status == FindingStatus::Resolved)
+                row(f.title, {"fixed", Style::Good}, f.beforeSavingNs, -1);
+            else if (f.status == FindingStatus::New)
+                row(f.title, {"new", Style::Bad}, -1, f.afterSavingNs);
+            else
+                persisting(f.title, f.beforeSavingNs, f.afterSavingNs);
         }
+    } else {
+        std::map<std::string, const Finding*> before, after;
+        for (const auto& f : b.findings) before[f.id] = &f;
+        for (const auto& f : a.findings) after[f.id] = &f;
+        for (const auto& [id, f] : before) {
+            const auto it = after.find(id);
+            if (it == after.end())
+                row(f->title, {"fixed", Style::Good}, f->savingNs, -1);
+            else
+                persisting(f->title, f->savingNs, it->second->savingNs);
+        }
+        for (const auto& [id, f] : after)
+            if (!before.count(id)) row(f->title, {"new", Style::Bad}, -1, f->savingNs);
     }
-    for (const auto& [id, f] : after)
-        if (!before.count(id))
-            t.rows.push_back({plain(f->title), {{"new", Style::Bad}}, plain("–"), plain(formatDuration(f->savingNs))});
     doc.heading(2, "Findings", "findings");
     if (t.rows.empty()) doc.paragraph(plain("No findings before or after."));
     else doc.table(std::move(t));
@@ -180,10 +207,7 @@ void alignedTable(ReportDocument& doc, const RunDiff& d, bool kernels, size_t ro
     doc.table(std::move(t));
 }
 
-void workDiff(ReportDocument& doc, const ReportInput& before, const ReportInput& after,
-              const ReportOptions& o) {
-    const RunDiff d =
-        diffRuns(*before.trace, *before.analysis, *after.trace, *after.analysis, o.analysis);
+void workDiff(ReportDocument& doc, const RunDiff& d, const ReportOptions& o) {
     const StepTimeChange& s = d.step;
     doc.heading(2, "What changed in the work", "work");
     std::string noise;
@@ -218,6 +242,8 @@ void workDiff(ReportDocument& doc, const ReportInput& before, const ReportInput&
         doc.table(std::move(t));
     }
     for (const auto& n : d.notes) doc.paragraph({{"Note: " + n, Style::Muted}});
+    if (o.pictures)
+        for (const DeviceChange& g : d.devices) doc.picture(idleChangePicture(g, d.perStep, 880));
     alignedTable(doc, d, false, o.tableRows);
     alignedTable(doc, d, true, o.tableRows);
     if (!d.flame.empty() && o.pictures) {
@@ -250,8 +276,10 @@ ReportDocument buildComparison(const ReportInput& before, const ReportInput& aft
          change(signedPts(rc.idleShareChangePts), rc.idleShareChangePts, true),
          {").", Style::Plain}});
     metricsTable(doc, b, a);
-    findingsDiff(doc, b, a);
-    if (before.trace && after.trace) workDiff(doc, before, after, o);
+    std::optional<RunDiff> d;
+    if (before.trace && after.trace) d = diffRuns(*before.trace, b, *after.trace, a, o.analysis);
+    findingsDiff(doc, b, a, d ? &*d : nullptr);
+    if (d) workDiff(doc, *d, o);
     return doc;
 }
 

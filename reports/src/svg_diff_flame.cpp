@@ -113,4 +113,60 @@ Picture diffFlamePicture(const DiffFlameGraph& g, int width, int maxDepth) {
     return pic;
 }
 
+Picture idleChangePicture(const analysis::DeviceChange& d, bool perStep, int width) {
+    Picture pic;
+    pic.width = width;
+    const int rowH = 22, top = 24, labelW = 220, valueW = 190;
+    const size_t rows = d.causes.size() + 2;
+    pic.height = top + int(rows) * rowH + 8;
+    const double barSpace = double(width - labelW - valueW);
+    // The scale: the largest running total (the idle time before, after, or in between).
+    int64_t running = d.beforeIdleNs, most = std::max(d.beforeIdleNs, d.afterIdleNs);
+    for (const auto& c : d.causes) most = std::max(most, running += c.afterNs - c.beforeNs);
+    const double full = double(std::max<int64_t>(1, most));
+    const std::string per = perStep ? " a step" : "";
+    std::string s = detail::svgOpen(width, pic.height);
+    s += "<text x='0' y='15' fill='#222' font-weight='bold'>" +
+         escapeHtml(
+             "GPU " + std::to_string(d.beforeDevice) +
+             (d.afterDevice != d.beforeDevice ? " -> GPU " + std::to_string(d.afterDevice) : "") +
+             ": what changed in the idle time" + per) +
+         "</text>";
+    auto x = [&](int64_t ns) { return labelW + barSpace * double(ns) / full; };
+    auto row = [&](size_t i, const std::string& label, int64_t from, int64_t to, const char* fill,
+                   const std::string& value) {
+        const int y = top + int(i) * rowH;
+        const int64_t lo = std::min(from, to), hi = std::max(from, to);
+        s += "<text x='0' y='" + std::to_string(y + 15) + "' fill='#222'>" + escapeHtml(label) +
+             "</text>";
+        s += "<rect x='" + detail::svgNum(x(lo)) + "' y='" + std::to_string(y + 3) + "' width='" +
+             detail::svgNum(std::max(x(hi) - x(lo), 1.0)) + "' height='" +
+             std::to_string(rowH - 6) + "' fill='" + fill + "'><title>" +
+             escapeHtml(label + ": " + value) + "</title></rect>";
+        s += "<text x='" + std::to_string(width - 4) + "' y='" + std::to_string(y + 15) +
+             "' fill='#222' text-anchor='end'>" + escapeHtml(value) + "</text>";
+    };
+    row(0, "idle before", 0, d.beforeIdleNs, "#9aa5b1", formatDuration(d.beforeIdleNs));
+    running = d.beforeIdleNs;
+    for (size_t i = 0; i < d.causes.size(); ++i) {
+        const auto& c = d.causes[i];
+        const int64_t delta = c.afterNs - c.beforeNs;
+        row(i + 1, std::string(analysis::idleCauseName(c.cause)), running, running + delta,
+            delta > 0 ? "#d9534f" : "#4c9a6a",
+            (delta > 0   ? "+"
+             : delta < 0 ? "-"
+                         : "") +
+                formatDuration(delta < 0 ? -delta : delta) + "  (" + formatDuration(c.beforeNs) +
+                " -> " + formatDuration(c.afterNs) + ")");
+        running += delta;
+    }
+    row(rows - 1, "idle after", 0, d.afterIdleNs, "#9aa5b1", formatDuration(d.afterIdleNs));
+    s += "</svg>";
+    pic.svg = std::move(s);
+    pic.alt = "GPU " + std::to_string(d.beforeDevice) + " idle" + per + " " +
+              formatDuration(d.beforeIdleNs) + " -> " + formatDuration(d.afterIdleNs) +
+              ", by cause";
+    return pic;
+}
+
 } // namespace stallscope::reports

@@ -134,6 +134,12 @@ private Q_SLOTS:
         QCOMPARE(bars[1]->barCount(), size_t(4 + 1));
         QCOMPARE(bars[0]->scaleNs(), bars[1]->scaleNs());
         QCOMPARE(bars[0]->scaleNs(), std::max(bars[0]->longestBarNs(), bars[1]->longestBarNs()));
+        // A click on AFTER's second bar aligns the timelines at the second step.
+        const auto& sb = m_before->traces.front().analysis->steps;
+        const auto& sa = m_after->traces.front().analysis->steps;
+        Q_EMIT bars[1]->stepClicked(sa[1].number);
+        QCOMPARE(w.stepCombo()->currentIndex(), 1);
+        QCOMPARE(w.offsetNs(), sa[1].startNs - sb[1].startNs);
     }
 
     void flameClickZooms() {

@@ -125,6 +125,13 @@ private Q_SLOTS:
         QVERIFY(flame != std::string::npos);
         QVERIFY(html.find("<title>ProfilerStep#*: ", flame) != std::string::npos);
         QVERIFY(html.find("<g", flame) == std::string::npos); // only the tags the reports write
+        // The waterfall of the idle time: each cause's change per step, largest first.
+        QVERIFY(html.find("GPU 0: what changed in the idle time a step") != std::string::npos);
+        const analysis::CauseChange& top = d.devices.at(0).causes.at(0);
+        QCOMPARE(std::string(analysis::idleCauseName(top.cause)), std::string("data_loading"));
+        QVERIFY(html.find("-" + base::formatDuration(top.beforeNs - top.afterNs) + "  (" +
+                          base::formatDuration(top.beforeNs) + " -&gt; " +
+                          base::formatDuration(top.afterNs) + ")") != std::string::npos);
     }
 };
 

@@ -46,6 +46,9 @@ Picture stepBreakdownPicture(const analysis::StepBreakdown& breakdown, int width
 /// of their before and after GPU time per step, red where AFTER spends more, blue where less;
 /// frames deeper than `maxDepth` are left out (and the legend says so).
 Picture diffFlamePicture(const analysis::DiffFlameGraph& graph, int width = 880, int maxDepth = 24);
+/// The waterfall of a GPU's idle time before -> after: idle before, each cause's change
+/// (red: grew, green: shrank) from the running total, idle after.
+Picture idleChangePicture(const analysis::DeviceChange& device, bool perStep, int width = 880);
 /// A frame's colour (0xRRGGBB) for its before and after time, shared with the GUI.
 uint32_t diffFlameRgb(int64_t beforeNs, int64_t afterNs);
 /// "name: 1.2 ms -> 0.8 ms a step (-400 us)".
