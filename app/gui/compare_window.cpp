@@ -210,6 +210,29 @@ CompareWindow::CompareWindow(QWidget* parent) : QWidget(parent) {
     root->addWidget(split, 1);
 }
 
+namespace {
+/// The trace a document is compared by: its first rank's representative capture.
+const LoadedTrace* shownTrace(const Document* d) {
+    if (!d || d->traces.empty()) return nullptr;
+    const LoadedTrace* t = d->representative(0);
+    return t ? t : &d->traces.front();
+}
+
+bool memoryOnly(const LoadedTrace* t) {
+    return t->entry.trace->slices().size() == 0 && !t->entry.trace->memorySamples().empty();
+}
+
+/// The comparison of two loaded documents, on the loading thread (a diff of large traces
+/// reads every operator's shapes back: not on the GUI thread); null when they do not compare.
+std::shared_ptr<const RunDiff> diffOf(const Document* before, const Document* after) {
+    const LoadedTrace* b = shownTrace(before);
+    const LoadedTrace* a = shownTrace(after);
+    if (!b || !a || !b->analysis || !a->analysis || memoryOnly(b) || memoryOnly(a)) return nullptr;
+    return std::make_shared<const RunDiff>(
+        diffRuns(*b->entry.trace, *b->analysis, *a->entry.trace, *a->analysis, {}));
+}
+} // namespace
+
 void CompareWindow::openPaths(const QString& before, const QString& after) {
     m_summary->setText(tr("Loading %1 and %2…").arg(before.toHtmlEscaped(), after.toHtmlEscaped()));
     m_job.start(
@@ -222,6 +245,7 @@ void CompareWindow::openPaths(const QString& before, const QString& after) {
                 l.error = (l.before ? after : before) + ": " + error;
                 return l;
             }
+            l.diff = diffOf(l.before.get(), l.after.get());
             return l;
         },
         [this](Loaded l) { present(std::move(l)); });
@@ -235,7 +259,10 @@ void CompareWindow::openBaseline(const QString& before, std::shared_ptr<Document
             QString error;
             l.before = LoadWorker::loadNow(before, {}, &error);
             l.after = after;
-            if (!l.before) l.error = before + ": " + error;
+            if (!l.before)
+                l.error = before + ": " + error;
+            else
+                l.diff = diffOf(l.before.get(), l.after.get());
             return l;
         },
         [this](Loaded l) { present(std::move(l)); });
@@ -250,13 +277,11 @@ void CompareWindow::setDocuments(std::shared_ptr<Document> before,
 }
 
 const LoadedTrace* CompareWindow::side(bool after) const {
-    const Document* d = after ? m_afterDoc.get() : m_beforeDoc.get();
-    if (!d || d->traces.empty()) return nullptr;
-    const LoadedTrace* t = d->representative(0);
-    return t ? t : &d->traces.front();
+    return shownTrace(after ? m_afterDoc.get() : m_beforeDoc.get());
 }
 
 void CompareWindow::present(Loaded l) {
+    m_diff.reset();
     if (!l.error.isEmpty()) {
         m_summary->setText("<b>" + tr("Cannot compare:") + "</b> " + l.error.toHtmlEscaped());
         return;
@@ -271,9 +296,6 @@ void CompareWindow::present(Loaded l) {
     }
     // Memory recordings alone (allocator snapshots, memory timelines) hold no GPU activity to
     // align: what they compare is memory, which the CLI compares.
-    auto memoryOnly = [](const LoadedTrace* t) {
-        return t->entry.trace->slices().size() == 0 && !t->entry.trace->memorySamples().empty();
-    };
     if (memoryOnly(b) || memoryOnly(a)) {
         m_summary->setText(
             tr("<b>Memory recordings</b> (an allocator snapshot or a memory timeline) hold no GPU "
@@ -282,9 +304,7 @@ void CompareWindow::present(Loaded l) {
                "or open each on its Memory tab."));
         return;
     }
-    m_diff = l.diff ? l.diff
-                    : std::make_shared<const RunDiff>(diffRuns(*b->entry.trace, *b->analysis,
-                                                               *a->entry.trace, *a->analysis, {}));
+    m_diff = l.diff ? l.diff : diffOf(m_beforeDoc.get(), m_afterDoc.get());
     setWindowTitle(tr("Stallscope — %1 → %2")
                        .arg(QString::fromStdString(b->entry.path).section('/', -1),
                             QString::fromStdString(a->entry.path).section('/', -1)));
