@@ -317,7 +317,8 @@ std::vector<Prediction> predictions(const Trace& tb, const AnalysisResult& b,
         if (gone || halved) applied[f.device].push_back(&f);
     }
     const int64_t beforeNs = comparedStepTimeNs(b), afterNs = comparedStepTimeNs(a);
-    for (const auto& [device, fs] : applied) {
+    for (const auto& [deviceId, fs] : applied) {
+        const int32_t device = deviceId; // captured below (clang 14 captures no bindings)
         const int64_t replayed = replayWindowNs(tb, options, device, 0);
         if (replayed <= 0) continue;
         auto predict = [&](std::vector<const Finding*> group) {
