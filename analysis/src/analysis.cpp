@@ -390,6 +390,8 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
     }
     std::tie(r.stats, r.hta) = tablesLater.valid() ? tablesLater.get() : tables();
     if (cancelled()) return r;
+    r.efficiency = computeEfficiency(trace, r, options.cancel);
+    if (cancelled()) return r;
 
     const DetectorInput in{c, r};
     // Context first: a graph capture's timing says nothing about the model, so it gets no
@@ -407,6 +409,14 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     if (cancelled()) return r;
     replaySavings(c, r, findings);
+    // A busy-GPU finding needs the GPU to set the pace: when the replay saves nothing by
+    // making its kernels shorter, the time goes elsewhere and the finding does not hold.
+    findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                  [](const Finding& f) {
+                                      return f.kind == FindingKind::FusionCandidates &&
+                                             f.savingNs <= 0;
+                                  }),
+                   findings.end());
     for (Finding& f : context) { // about the trace: no time to save, as severe as they were
         const FindingSeverity keep = f.severity;
         detail::setSaving(c, f, 0);

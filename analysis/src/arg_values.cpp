@@ -50,4 +50,40 @@ std::optional<std::string> argString(std::string_view j) {
     return std::string(j);
 }
 
+std::vector<std::string> parseStrings(std::string_view j) {
+    std::vector<std::string> out;
+    size_t at = j.find('[');
+    if (at == std::string_view::npos) return out;
+    for (++at; at < j.size(); ++at) {
+        const char ch = j[at];
+        if (ch == ']') break;
+        if (ch == ',' || ch == ' ' || ch == '\n') continue;
+        if (ch != '"') {
+            out.emplace_back(); // a non-string item
+            while (at + 1 < j.size() && j[at + 1] != ',' && j[at + 1] != ']') ++at;
+            continue;
+        }
+        std::string v;
+        for (++at; at < j.size() && j[at] != '"'; ++at) {
+            if (j[at] == '\\' && at + 1 < j.size()) ++at; // \" and \\ keep the character
+            v += j[at];
+        }
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
+std::string compactJson(std::string_view j) {
+    std::string out;
+    out.reserve(j.size());
+    bool inString = false;
+    for (char ch : j) {
+        if (ch == '"') inString = !inString;
+        if (!inString && (ch == ' ' || ch == '\n' || ch == '\t')) continue;
+        out += ch;
+        if (!inString && ch == ',') out += ' ';
+    }
+    return out;
+}
+
 } // namespace stallscope::analysis::detail

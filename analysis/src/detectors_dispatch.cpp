@@ -6,6 +6,7 @@
 #include "arg_values.h"
 #include "detectors.h"
 
+#include "stallscope/analysis/flop_model.h"
 #include "stallscope/analysis/name_rules.h"
 
 #include <algorithm>
@@ -21,88 +22,30 @@ constexpr size_t idx(IdleCause c) {
     return static_cast<size_t>(c);
 }
 
-double product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
-    double p = 1;
-    for (size_t i = from; i < v.size() && i < to; ++i) p *= double(v[i]);
-    return p;
-}
-
-enum class MatOp { None, Mm, Addmm, Bmm, Baddbmm, Linear, Conv, ConvBackward };
-
-MatOp matOpOf(std::string_view n) {
-    if (n == "aten::mm") return MatOp::Mm;
-    if (n == "aten::addmm") return MatOp::Addmm;
-    if (n == "aten::bmm") return MatOp::Bmm;
-    if (n == "aten::baddbmm") return MatOp::Baddbmm;
-    if (n == "aten::linear") return MatOp::Linear;
-    if (n == "aten::conv1d" || n == "aten::conv2d" || n == "aten::conv3d" ||
-        n == "aten::convolution" || n == "aten::_convolution" || n == "aten::cudnn_convolution" ||
-        n == "aten::miopen_convolution")
-        return MatOp::Conv;
-    if (n == "aten::convolution_backward" || n == "aten::cudnn_convolution_backward" ||
-        n == "aten::miopen_convolution_backward")
-        return MatOp::ConvBackward;
-    return MatOp::None;
-}
-
-/// FLOPs of one matrix-multiply operator from its input shapes; -1 when they do not fit.
-/// Convolutions are counted at stride 1 (the trace has no strides): an upper bound.
-double flopsOf(MatOp op, const std::vector<std::vector<int64_t>>& d) {
-    auto at = [&](size_t i) -> const std::vector<int64_t>& {
-        static const std::vector<int64_t> none;
-        return i < d.size() ? d[i] : none;
-    };
-    switch (op) {
-    case MatOp::Mm:
-        if (at(0).size() == 2 && at(1).size() == 2)
-            return 2 * double(at(0)[0]) * double(at(0)[1]) * double(at(1)[1]);
-        break;
-    case MatOp::Addmm:
-        if (at(1).size() == 2 && at(2).size() == 2)
-            return 2 * double(at(1)[0]) * double(at(1)[1]) * double(at(2)[1]);
-        break;
-    case MatOp::Bmm:
-        if (at(0).size() == 3 && at(1).size() == 3) return 2 * product(at(0)) * double(at(1)[2]);
-        break;
-    case MatOp::Baddbmm:
-        if (at(1).size() == 3 && at(2).size() == 3) return 2 * product(at(1)) * double(at(2)[2]);
-        break;
-    case MatOp::Linear:
-        if (!at(0).empty() && at(1).size() == 2) return 2 * product(at(0)) * double(at(1)[0]);
-        break;
-    case MatOp::Conv:
-    case MatOp::ConvBackward: {
-        // conv: (input, weight, ...); backward: (grad_output, input, weight, ...)
-        const size_t in = op == MatOp::Conv ? 0 : 1;
-        const auto& x = at(in);
-        const auto& w = at(in + 1);
-        if (x.size() < 3 || w.size() != x.size()) break;
-        const double f = 2 * double(x[0]) * double(w[0]) * product(w, 1) * product(x, 2);
-        return op == MatOp::Conv ? f : 2 * f; // input and weight gradients
-    }
-    case MatOp::None: break;
-    }
-    return -1;
-}
-
 struct MatmulWork {
     double flops = 0; // of the operators read; perStep() extrapolates to all
     size_t ops = 0, read = 0, withShapes = 0;
+    bool upperBound = false; // a convolution without its strides (counted at stride 1)
     [[nodiscard]] double perStep() const {
         return read > 0 && withShapes > 0 ? flops * double(ops) / double(read) : flops;
     }
 };
 
-/// Matrix-multiply FLOPs of the first whole step in the window (or the window), outermost
-/// matrix-multiply operators only (aten::linear counts once, not again for its addmm).
+/// Model FLOPs (the cost table's tensor math: docs/analysis.md "Efficiency") of the first
+/// whole step in the window (or the window): operators no other operator of the table
+/// encloses (aten::linear counts once, not again for its addmm).
 MatmulWork matmulWork(const Context& c) {
     const SliceTable& s = c.trace.slices();
+    const FlopModel& model = FlopModel::builtIn();
     Interval span{c.window.startNs, c.window.endNs};
     for (const Step& st : c.steps)
         if (st.startNs >= c.window.startNs && st.endNs <= c.window.endNs) {
             span = {st.startNs, st.endNs};
             break;
         }
+    auto rule = [&](uint32_t i) {
+        return s.kind[i] == EventKind::CpuOp ? model.find(c.name(i)) : nullptr;
+    };
     MatmulWork w;
     size_t budget = 20'000; // argument reads (each reads the event's text again)
     std::vector<model::ArgValue> args;
@@ -113,11 +56,11 @@ MatmulWork matmulWork(const Context& c) {
         for (uint32_t i = c.trace.firstSliceEndingAtOrAfter(TrackId(ti), span.start);
              i < tr.sliceEnd && s.start[i] < span.end; ++i) {
             if (s.kind[i] != EventKind::CpuOp || s.start[i] < span.start) continue;
-            const MatOp op = matOpOf(c.name(i));
-            if (op == MatOp::None) continue;
+            const FlopModel::Rule* r = rule(i);
+            if (!r || !tensorMath(r->formula)) continue;
             bool nested = false;
             for (SliceId p = s.parent[i]; p.valid() && !nested; p = s.parent[p.index()])
-                nested = matOpOf(c.name(p.index())) != MatOp::None;
+                nested = rule(p.index());
             if (nested) continue;
             ++w.ops;
             if (budget == 0) continue;
@@ -125,14 +68,17 @@ MatmulWork matmulWork(const Context& c) {
             ++w.read;
             args.clear();
             if (!c.trace.sliceArgs(SliceId(i), args, error)) continue;
-            for (const auto& a : args)
-                if (a.key == "Input Dims" || a.key == "Input dims") {
-                    const double f = flopsOf(op, parseDims(a.json));
-                    if (f >= 0) {
-                        w.flops += f;
-                        ++w.withShapes;
-                    }
-                }
+            OperatorInputs in;
+            for (const auto& a : args) {
+                if (a.key == "Input Dims" || a.key == "Input dims") in.dims = parseDims(a.json);
+                if (a.key == "Input type") in.types = parseStrings(a.json);
+                if (a.key == "Concrete Inputs") in.concrete = parseStrings(a.json);
+            }
+            const OperatorCost cost = FlopModel::cost(*r, in);
+            if (!cost.sized) continue;
+            w.flops += cost.flops;
+            ++w.withShapes;
+            if (!cost.exact) w.upperBound = true;
         }
     }
     return w;
@@ -329,7 +275,7 @@ void appendMatmulText(Finding& f, const DispatchEvidence& e, bool anySteps, std:
     const std::string per = anySteps ? " per step" : " in the window";
     const auto mf = [&](const char* stat) { return ClaimParams().str("stat", stat); };
     if (e.shapesKnown)
-        text += " Matrix multiplies and convolutions do " +
+        text += " Matrix multiplies, convolutions and attention do " +
                 said(f, fmtGflop(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) +
                 per + " (input shapes of " +
                 said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
@@ -343,20 +289,22 @@ void appendMatmulText(Finding& f, const DispatchEvidence& e, bool anySteps, std:
                      ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
                                      double(work->ops))
                      : std::string()) +
-                "; convolutions at " + saidConstant(f, "stride 1", "the FLOP count's assumption") +
-                ", an upper bound)" +
+                (work->upperBound ? "; convolutions whose strides the trace does not record at " +
+                                        saidConstant(f, "stride 1", "the FLOP count's assumption") +
+                                        ", an upper bound)"
+                                  : std::string(")")) +
                 (e.light ? ": the model is light, the GPU finishes it faster than the host can "
                            "issue it."
                          : ": the model is not light, the host side is what is slow.");
     else if (!e.hostOnly && work->ops == 0)
         text += " Whether the model itself is light cannot be told: the " +
                 std::string(anySteps ? "step" : "window") +
-                " has no matrix-multiply or convolution operator to size it by.";
+                " has no matrix-multiply, convolution or attention operator to size it by.";
     else if (!e.hostOnly)
         text += " Whether the model itself is light cannot be told: its " +
                 said(f, std::to_string(work->ops), "matmul_flops", mf("ops"), double(work->ops)) +
-                " matrix-multiply and convolution operator" + (work->ops == 1 ? "" : "s") +
-                " carry no input shapes (record_shapes=True).";
+                " matrix-multiply, convolution and attention operator" +
+                (work->ops == 1 ? "" : "s") + " carry no input shapes (record_shapes=True).";
 }
 
 /// The explanation's close: work already on graphs, time with no traced event.

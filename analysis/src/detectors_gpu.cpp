@@ -128,7 +128,9 @@ void detectNoTensorCores(const DetectorInput& in, Findings& out) {
                 "with torch.autocast(\"cuda\", dtype=torch.bfloat16):\n" +
                 std::string(training ? "    loss = criterion(model(x), y)\nloss.backward()\n"
                                      : "    out = model(x)\n") +
-                "torch.set_float32_matmul_precision(\"high\")   # TF32 for FP32 matmuls";
+                "torch.set_float32_matmul_precision(\"high\")   # TF32 matmuls (= "
+                "backends.cuda.matmul.allow_tf32)\n"
+                "torch.backends.cudnn.allow_tf32 = True           # and convolutions (the default)";
         } else if (gen.amd) {
             f.fix = how + " with automatic mixed precision (torch.autocast with bfloat16 or "
                           "float16) so the matrix multiplies use the Matrix Cores.";

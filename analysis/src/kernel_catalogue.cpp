@@ -17,7 +17,7 @@ namespace {
 
 constexpr std::array<std::string_view, static_cast<size_t>(KernelFamily::Count)> kFamilies{
     "other",       "gemm",      "grouped_gemm", "conv",   "attention", "comm",
-    "elementwise", "reduction", "copy",         "memset", "optimizer"};
+    "elementwise", "reduction", "copy",         "memset", "optimizer", "norm"};
 constexpr std::array<std::string_view, static_cast<size_t>(Precision::Count)> kPrecisions{
     "unknown", "fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8"};
 

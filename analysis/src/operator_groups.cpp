@@ -1,12 +1,12 @@
 #include "stallscope/analysis/operator_groups.h"
 
 #include "arg_values.h"
+#include "args_reader.h"
 #include "stats_tables.h"
 
 #include <algorithm>
 #include <atomic>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 namespace stallscope::analysis {
@@ -26,19 +26,6 @@ std::string framesOf(std::string_view stack) {
         while (!f.empty() && f.front() == ' ') f.remove_prefix(1);
         if (!f.empty()) out += (out.empty() ? "" : "\n") + std::string(f);
         at = end + 1;
-    }
-    return out;
-}
-
-std::string withoutSpaces(std::string_view j) {
-    std::string out;
-    out.reserve(j.size());
-    bool inString = false;
-    for (char ch : j) {
-        if (ch == '"') inString = !inString;
-        if (!inString && (ch == ' ' || ch == '\n' || ch == '\t')) continue;
-        out += ch;
-        if (!inString && ch == ',') out += ' ';
     }
     return out;
 }
@@ -76,15 +63,15 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
                 std::string dims, types;
                 for (const ArgValue& a : args) {
                     if (a.key == "Input Dims" || a.key == "Input dims")
-                        dims = withoutSpaces(a.json);
-                    if (a.key == "Input type") types = withoutSpaces(a.json);
+                        dims = detail::compactJson(a.json);
+                    if (a.key == "Input type") types = detail::compactJson(a.json);
                 }
                 return dims.empty() && types.empty() ? std::string() : dims + "\n" + types;
             }
             for (const ArgValue& a : args) {
                 if (g == OperatorGrouping::InputShapes &&
                     (a.key == "Input Dims" || a.key == "Input dims"))
-                    return withoutSpaces(a.json);
+                    return detail::compactJson(a.json);
                 if (g == OperatorGrouping::CallStack && a.key == "Call stack")
                     if (auto v = detail::argString(a.json)) return framesOf(*v);
             }
@@ -117,33 +104,14 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
                     !isStepRange(s.name[i]))
                     opSlices.push_back(i);
         }
-        // In file order (a trace's events are read back a stretch at a time), in batches
-        // shared out to the threads.
-        std::sort(opSlices.begin(), opSlices.end(),
-                  [&](uint32_t x, uint32_t y) { return s.srcOffset[x] < s.srcOffset[y]; });
         std::vector<std::string> texts(opSlices.size());
-        constexpr size_t kBatch = 16384;
-        const size_t batches = (opSlices.size() + kBatch - 1) / kBatch;
-        const size_t threads =
-            std::clamp<size_t>(batches, 1, std::max(1u, std::thread::hardware_concurrency()));
-        std::atomic<size_t> next{0};
-        auto work = [&](size_t) {
-            std::vector<SliceId> batch;
-            for (size_t b = next++; b < batches; b = next++) {
-                if (cancel && cancel->load(std::memory_order_relaxed)) return;
-                const size_t from = b * kBatch, to = std::min(opSlices.size(), from + kBatch);
-                batch.clear();
-                for (size_t k = from; k < to; ++k) batch.push_back(SliceId(opSlices[k]));
-                t.slicesArgs(batch, [&](size_t k, bool ok, std::vector<ArgValue>& args) {
-                    texts[from + k] = detailOfArgs(opSlices[from + k], ok, args);
-                });
-            }
-        };
-        std::vector<std::thread> pool;
-        for (size_t part = 1; part < threads; ++part) pool.emplace_back(work, part);
-        work(0);
-        for (std::thread& th : pool) th.join();
-        if (cancel && cancel->load(std::memory_order_relaxed)) {
+        const bool done = detail::readArgsInFileOrder(
+            t, opSlices,
+            [&](size_t k, bool ok, std::vector<ArgValue>& args) {
+                texts[k] = detailOfArgs(opSlices[k], ok, args);
+            },
+            cancel);
+        if (!done) {
             out.cancelled = true;
             return out;
         }
@@ -157,6 +125,7 @@ OperatorGroups groupOperators(const Trace& t, const AnalysisResult& r, OperatorG
     std::vector<ArgValue> args;
     std::string error;
     auto key = [&](uint32_t i) -> uint64_t {
+        if (g == OperatorGrouping::Name) return uint64_t(s.name[i].value); // detail 0: ""
         auto [it, fresh] = detailOf.try_emplace(i, 0);
         if (fresh) { // not among the window's operators (cannot happen): read it now
             auto [d, added] =

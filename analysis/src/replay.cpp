@@ -11,6 +11,7 @@
 #include "huge_pages.h"
 
 #include "detectors.h"
+#include "fusion_chains.h"
 #include "stallscope/analysis/kernel_catalogue.h"
 #include "stallscope/analysis/replay.h"
 #include "stallscope/model/copy_kind.h"
@@ -21,6 +22,7 @@
 #include <map>
 #include <span>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace stallscope::analysis {
 
@@ -38,6 +40,7 @@ constexpr std::array<FixText, size_t(Fix::Count)> kFixTexts{{
     {"overlap_comm", "communication overlapped"},
     {"log_less_often", "logging/checkpointing every N steps"},
     {"keep_allocations", "no allocator calls in the step"},
+    {"fuse_kernels", "memory-bound kernel chains fused (torch.compile)"},
 }};
 } // namespace
 
@@ -194,6 +197,9 @@ void Replay::addGpuItems(const DeviceActivity* dev, FixSet wanted, BuildState& s
     std::vector<uint32_t>& launchSlice = state.launchSlice;
     size_t budget = 256;
     const bool precision = wanted & fixBit(Fix::MixedPrecision);
+    const std::unordered_set<uint32_t> fused = dev && (wanted & fixBit(Fix::FuseKernels))
+                                                   ? fusionChains(c, *dev, m_w0, w1).fusedAway
+                                                   : std::unordered_set<uint32_t>();
     const int64_t launchLimit = m_probe != INT64_MIN ? m_probe : w1;
     if (dev) {
         reserveHuge(m_items, dev->work.size());
@@ -237,6 +243,7 @@ void Replay::addGpuItems(const DeviceActivity* dev, FixSet wanted, BuildState& s
             }
             if (precision && s.kind[w] == EventKind::Kernel)
                 it.fp32Matmul = fp32MatmulEvidence(c, w, opPrecision, budget);
+            it.fusedAway = fused.count(w) > 0;
             m_items.push_back(it);
         }
     }
@@ -609,6 +616,7 @@ int64_t Replay::run(FixSet fixes, Scratch& scratch) const {
         double dur = double(it.dur);
         if (!it.fixedTime) {
             if (it.fp32Matmul && (fixes & fixBit(Fix::MixedPrecision))) dur *= 0.5;
+            if (it.fusedAway && (fixes & fixBit(Fix::FuseKernels))) dur = 0;
             if (it.comm && (fixes & fixBit(Fix::OverlapComm))) dur *= m_commKeep;
         }
         endAt[i] = st + int64_t(dur);

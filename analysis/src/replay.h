@@ -56,6 +56,7 @@ private:
         int32_t dep = -1;       // item on another stream it waited for
         bool fixedTime = false; // started before the window: kept as recorded
         bool fp32Matmul = false, comm = false;
+        bool fusedAway = false;   // a fused chain's kernel other than its longest
         bool pageableH2d = false; // staged through a bounce buffer: PinnedCopies drops the staging
         int64_t gapLaunch = 0, gapStream = 0, gapDep = 0;
     };

@@ -311,6 +311,56 @@ void writeCrossRankText(std::ostream& o, const CrossRankResult& r) {
     o << "\n";
 }
 
+/// How close to the GPU's peak it ran (docs/analysis.md "Efficiency"): MFU, then busy time
+/// by kernel family with the achieved rates and roofline position of the costed work.
+void writeEfficiency(std::ostream& o, const AnalysisResult& r, int32_t device) {
+    const Efficiency& e = r.efficiency;
+    const auto it = std::find_if(e.devices.begin(), e.devices.end(),
+                                 [&](const DeviceEfficiency& d) { return d.device == device; });
+    if (it == e.devices.end()) return;
+    const DeviceEfficiency& d = *it;
+    char line[300];
+    o << "\n  Efficiency (FLOPs from the operators' input shapes):\n";
+    if (!e.shapes) {
+        o << "    no input shapes in the trace (record_shapes=True records them): no FLOPs, MFU or "
+             "roofline\n";
+    } else if (d.mfu >= 0) {
+        std::snprintf(line, sizeof line,
+                      "    MFU %.1f%%: %s of matrix multiplies, convolutions and attention in %s, "
+                      "against %s's %s peak of %.1f TFLOP/s (dtype from the %s)\n",
+                      d.mfu * 100, formatFlops(d.modelFlops).c_str(),
+                      formatDuration(d.windowNs).c_str(), d.peak->key.c_str(),
+                      std::string(precisionName(d.dtype)).c_str(), d.peakTflops,
+                      d.dtypeFrom.c_str());
+        o << line;
+    } else {
+        o << "    MFU unknown: " << d.why << "\n";
+    }
+    if (!d.gpuNote.empty()) o << "    (" << d.gpuNote << ")\n";
+    if (d.achievedTflops >= 0)
+        o << "    achieved " << formatFlopRate(d.achievedTflops * 1e12)
+          << " in the kernels that did that work\n";
+    if (d.families.empty()) return;
+    o << "    " << pad("kernel family", 14) << padLeft("kernels", 9) << padLeft("time", 12)
+      << padLeft("busy", 8) << padLeft("TFLOP/s", 10) << padLeft("TB/s", 8) << padLeft("FLOP/B", 9)
+      << "  bound\n";
+    auto num = [](double v, const char* fmt) {
+        if (v < 0) return std::string("-");
+        char b[32];
+        std::snprintf(b, sizeof b, fmt, v);
+        return std::string(b);
+    };
+    int64_t busy = 0;
+    for (const FamilyEfficiency& f : d.families) busy += f.busyNs;
+    for (const FamilyEfficiency& f : d.families)
+        o << "    " << pad(f.family, 14) << padLeft(formatCount(f.kernels), 9)
+          << padLeft(formatDuration(f.busyNs), 12)
+          << padLeft(pct(busy > 0 ? double(f.busyNs) / double(busy) : 0), 8)
+          << padLeft(num(f.tflops, "%.2f"), 10) << padLeft(num(f.tbps, "%.3f"), 8)
+          << padLeft(num(f.intensity, "%.1f"), 9) << "  " << (f.bound.empty() ? "-" : f.bound)
+          << "\n";
+}
+
 void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisResult& r, const std::string& path) {
     o << path << "\n";
     o << "window: " << r.window.description << ", " << formatDuration(r.window.length());
@@ -339,6 +389,7 @@ void writeAnalysisText(std::ostream& o, const model::Trace& t, const AnalysisRes
     for (const auto& d : r.devices) {
         writeDevice(o, d);
         writeStepBreakdown(o, d);
+        writeEfficiency(o, r, d.device);
         o << "\n";
     }
     for (const auto& n : r.notes) o << "note: " << n << "\n";

@@ -26,10 +26,9 @@ Readings of docs/claims.md's measures where it leaves a choice:
   * launch_bound: "regions" are the steps (tiles; the window without steps) the test applies to
     (>= 50 kernels or >= 1 ms); mean_queue is the kernels' queued time (launch end to start)
     over the time not spent loading data or logging, pooled over the launch-bound steps.
-  * matmul_flops: the outermost mm/addmm/bmm/baddbmm/linear/convolution operators (and their
-    backward, x2) of the first whole step; aten::matmul is not in the list (its mm/bmm are);
-    an operator is sized only when its dims have the ranks its formula needs; a convolution's
-    output is as large as its input (stride 1).
+  * matmul_flops: the operators of the first whole step with a tensor-math formula of
+    tests/tools/flops_formulas.py (matrix multiplies, convolutions, attention) that no operator
+    of its table encloses, each sized by that formula (docs/analysis.md "Efficiency").
   * copies: MB = 10^6 bytes; "larger than 64 KB" = more than 65,536 bytes.
   * sync_calls: a synchronous copy of unknown direction is a wait; "inside steps" = starting
     inside a ProfilerStep range of the window. sync_idle_ns counts the blocking-copy idle inside
@@ -55,6 +54,8 @@ from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import claims_model as M  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tools"))
+import flops_formulas as F  # noqa: E402
 from claims_model import US, MS, merge, total, clip, intersect, subtract  # noqa: E402
 
 SEVERITY_RANK = {"high": 3, "medium": 2, "low": 1, "note": 0}
@@ -66,7 +67,7 @@ FINDING_CAUSES = {
     "allocator_churn": ["allocator"],
 }
 SILENCING_KINDS = {"graph_capture", "warmup", "compilation", "gpu_not_used", "gpu_not_recorded"}
-CONSTANTS = {"2x", "2-8x", "16-bit", "~1 us", "10-100", "50%", "8.0", "stride 1", "PyTorch 2.0"}
+CONSTANTS = {"2x", "2-8x", "16-bit", "~1 us", "10-100", "50%", "8.0", "stride 1", "PyTorch 2.0", "3"}
 
 
 class Problem(Exception):
@@ -512,6 +513,75 @@ def step_ranges(ctx):
     return [(s, e) for _, s, e in ctx.jwin.steps] or [(ctx.jwin.start, ctx.jwin.end)]
 
 
+FUSABLE = {"elementwise", "reduction", "norm"}
+
+
+def outermost_op(tr, g):
+    """The outermost operator (not a ProfilerStep) around a GPU slice's launch; None."""
+    lt = tr.launch_of.get(g.corr) if g.corr is not None else None
+    out = None
+    q = lt.parent if lt is not None else None
+    while q is not None:
+        if q.kind == "op" and not q.name.startswith("ProfilerStep#"):
+            out = q
+        q = q.parent
+    return out
+
+
+def fusion_chains(ctx, dev):
+    """Runs of >= 3 elementwise/reduction/norm kernels (not triton_*) in a row on a stream,
+    starting inside the window: each a list of GPU slices."""
+    key = ("fusion", dev, ctx.jwin.start, ctx.jwin.end)
+    if key in ctx._att:
+        return ctx._att[key]
+    win = ctx.jwin
+    runs, chains = {}, []
+
+    def close(run):
+        if len(run) >= 3:
+            chains.append(list(run))
+        run.clear()
+    for g in ctx.tr.gpu:
+        if g.dev != dev:
+            continue
+        run = runs.setdefault((g.pid, g.tid), [])
+        ok = (g.kind == "kernel" and win.start <= g.ts < win.end and not g.name.startswith("triton_")
+              and ctx.tr.kernels.classify(g.name)["family"] in FUSABLE)
+        if ok:
+            run.append(g)
+        else:
+            close(run)
+    for run in runs.values():
+        close(run)
+    ctx._att[key] = chains
+    return chains
+
+
+def m_fusion_chains(ctx, p):
+    chains = fusion_chains(ctx, p["device"])
+    st = p.get("stat")
+
+    def signature(ch):
+        names = []
+        for g in ch:
+            op = outermost_op(ctx.tr, g)
+            names.append(op.name if op is not None else "?")
+        return " > ".join(names)
+    if st == "chains":
+        return len(chains)
+    if st == "kernels":
+        return sum(len(ch) for ch in chains)
+    if st == "ns":
+        return sum(g.end - g.ts for ch in chains for g in ch)
+    if st in ("signature_count", "signature_ns"):
+        mine = [ch for ch in chains if signature(ch) == p["signature"]]
+        return len(mine) if st == "signature_count" else sum(g.end - g.ts for ch in mine for g in ch)
+    if st == "operator":
+        ops = [outermost_op(ctx.tr, g) for ch in chains for g in ch]
+        return sum(1 for op in ops if op is not None and op.name == p["name"])
+    raise Problem(f"fusion_chains: unknown stat {st!r}")
+
+
 def m_kernel_median_ns(ctx, p):
     rs = step_ranges(ctx)
     durs = sorted(g.dur for g in ctx.tr.gpu if g.dev == p["device"] and g.kind == "kernel"
@@ -610,74 +680,28 @@ def m_launch_bound(ctx, p):
     raise Problem(f"launch_bound: unknown stat {st!r}")
 
 
-MM_OPS = {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::linear"}
-CONV_OPS = {"aten::convolution", "aten::_convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
-            "aten::cudnn_convolution", "aten::miopen_convolution", "aten::mkldnn_convolution",
-            "aten::convolution_overrideable", "aten::thnn_conv2d", "aten::_convolution_mode"}
-BWD_OPS = {"aten::convolution_backward", "aten::cudnn_convolution_backward",
-           "aten::convolution_backward_overrideable", "aten::miopen_convolution_backward",
-           "aten::mm_backward", "aten::addmm_backward", "aten::bmm_backward", "aten::linear_backward"}
-
-
-def _prod(xs):
-    r = 1
-    for x in xs:
-        r *= x
-    return r
-
-
 def op_flops(op):
+    """Model FLOPs of one operator call by tests/tools/flops_formulas.py (FlopCounterMode's
+    formulas written out): None when its shapes do not fit or are not recorded."""
     dims = op.args.get("Input Dims") or op.args.get("Input dims")
-    if not isinstance(dims, list) or not any(isinstance(d, list) and d for d in dims):
+    if not isinstance(dims, list) or not dims:
         return None
-    d = [x if isinstance(x, list) else [] for x in dims]
-    n = op.name
-    try:
-        if n == "aten::mm":
-            (m, k), (_, nn) = d[0], d[1]     # a ValueError unless both are 2-D
-            return 2 * m * k * nn
-        if n == "aten::addmm":
-            (m, k), (_, nn) = d[1], d[2]
-            return 2 * m * k * nn
-        if n == "aten::bmm":
-            (b, m, k), (_, _, nn) = d[0], d[1]
-            return 2 * b * m * k * nn
-        if n == "aten::baddbmm":
-            (b, m, k), (_, _, nn) = d[1], d[2]
-            return 2 * b * m * k * nn
-        if n == "aten::linear":
-            x, w = d[0], d[1]
-            if not x or len(w) != 2:
-                return None
-            return 2 * _prod(x[:-1]) * x[-1] * w[0]
-        if n in CONV_OPS or n in BWD_OPS and "conv" in n:
-            if n in BWD_OPS:
-                x, w = d[1], d[2]
-                mult = 2
-            else:
-                x, w = d[0], d[1]
-                mult = 1
-            # stride 1, output as large as the input (an upper bound)
-            return mult * 2 * x[0] * w[0] * _prod(x[2:]) * _prod(w[1:])
-        if n in BWD_OPS:
-            return None
-    except (ValueError, TypeError, IndexError):
-        return None
-    return None
+    c = F.operator_cost(op.name, dims, op.args.get("Input type"), op.args.get("Concrete Inputs"))
+    return None if c is None or c.flops is None else c.flops
 
 
 def m_matmul_flops(ctx, p):
     tr, win = ctx.tr, ctx.jwin
     steps = [(s, e) for _, s, e in win.steps if win.start <= s and e <= win.end]
     lo, hi = steps[0] if steps else (win.start, win.end)
-    names = MM_OPS | CONV_OPS | BWD_OPS
     ops = []
     for s in tr.cpu:
-        if s.kind == "op" and s.name in names and lo <= s.ts < hi:
+        rule = F.TABLE.get(s.name)
+        if s.kind == "op" and rule and rule[0] in F.MODEL_FORMULAS and lo <= s.ts < hi:
             q = s.parent
             nested = False
             while q is not None:
-                if q.name in names:
+                if q.name in F.TABLE:
                     nested = True
                     break
                 q = q.parent
@@ -883,6 +907,8 @@ def measure(ctx, c, finding):
         return m_kernel_ns(ctx, p)
     if m == "kernel_median_ns":
         return m_kernel_median_ns(ctx, p)
+    if m == "fusion_chains":
+        return m_fusion_chains(ctx, p)
     if m == "matmul_blocks_per_sm":
         return m_matmul_blocks(ctx, p)
     if m == "copies":

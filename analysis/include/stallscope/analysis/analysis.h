@@ -2,6 +2,7 @@
 // The analysis engine: where GPU time goes in a window, why the GPU is idle (every idle
 // nanosecond charged to one cause) and what to change (findings). Definitions are in
 // docs/analysis.md; the entry point is analyze().
+#include "stallscope/analysis/efficiency.h"
 #include "stallscope/model/intervals.h"
 #include "stallscope/model/trace.h"
 
@@ -58,6 +59,7 @@ struct Thresholds {
     int64_t smallBatchMedianKernelNs = 20'000;
     double smallBatchMaxBlocksPerSm = 1.0;
     double noTensorCoresMinGemmShare = 0.10;
+    double fusionMinShare = 0.05; // chains of memory-bound kernels, of GPU busy time
     double lightModelMaxGflopPerStep =
         10.0; // matrix-multiply work per step below which the model is light
     double commExposedMinShare = 0.10;
@@ -347,6 +349,7 @@ enum class Fix : uint8_t {
     OverlapComm,     // communication overlapped: only the part already hidden stays
     LogLessOften,    // logging/checkpointing every N steps: their time leaves the step
     KeepAllocations, // no allocation/free calls in the step: the allocator keeps its memory
+    FuseKernels,     // chains of memory-bound kernels fused: each as long as its longest kernel
     Count
 };
 using FixSet = uint32_t;
@@ -439,6 +442,7 @@ struct AnalysisResult {
     std::vector<Waterfall> waterfalls;          // one per device with fixable findings
     StatsTables stats;
     HtaBreakdown hta;                  // on HTA's window (see docs/analysis.md)
+    Efficiency efficiency;             // FLOPs, MFU and the roofline (efficiency.h)
     std::vector<Finding> findings;     // by saving, descending
     std::vector<std::string> notes;    // what could not be analysed and why
 };

@@ -22,6 +22,7 @@ enum class KernelFamily : uint8_t {
     Copy,
     Memset,
     Optimizer,
+    Norm, // layer, RMS, batch and group normalisation
     Count
 };
 enum class Precision : uint8_t { Unknown, FP64, FP32, TF32, BF16, FP16, FP8, FP4, INT8, Count };
