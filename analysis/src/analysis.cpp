@@ -409,12 +409,12 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     if (cancelled()) return r;
     replaySavings(c, r, findings);
-    // A busy-GPU finding needs the GPU to set the pace: when the replay saves nothing by
-    // making its kernels shorter, the time goes elsewhere and the finding does not hold.
+    // A busy-GPU finding needs the GPU to set the pace: when the replay saves (next to)
+    // nothing by making its kernels shorter, the time goes elsewhere and it does not hold.
     findings.erase(std::remove_if(findings.begin(), findings.end(),
                                   [](const Finding& f) {
                                       return f.kind == FindingKind::FusionCandidates &&
-                                             f.savingNs <= 0;
+                                             f.savingShare < 0.005;
                                   }),
                    findings.end());
     for (Finding& f : context) { // about the trace: no time to save, as severe as they were

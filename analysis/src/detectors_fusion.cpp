@@ -66,8 +66,9 @@ void detectFusionCandidates(const DetectorInput& in, Findings& out) {
         f.replayFix = Fix::FuseKernels;
         for (const FusionChain& ch : fc.chains) {
             f.ranges.push_back({s.start[ch.kernels.front()], s.end(ch.kernels.back())});
-            if (ch.signature == top->first && f.evidence.size() < 30)
-                for (uint32_t k : ch.kernels) f.evidence.push_back(SliceId(k));
+            if (ch.signature == top->first)
+                for (size_t i = 0; i < ch.kernels.size() && f.evidence.size() < 30; ++i)
+                    f.evidence.push_back(SliceId(ch.kernels[i]));
         }
         f.ranges = longestRanges(mergeIntervals(std::move(f.ranges)), 12);
         const ClaimParams p = ClaimParams().device(dev.device);

@@ -11,6 +11,7 @@
 #include "stallscope/analysis/analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <unordered_map>
@@ -132,6 +133,131 @@ void finishDevice(DeviceEfficiency& d, const std::string& gpuName) {
             st.mfu = st.modelFlops / double(st.durationNs) / (d.peakTflops * 1e3);
 }
 
+/// A DeviceEfficiency per analysed GPU, its name and peaks from deviceProperties; the index of
+/// each device id in e.devices.
+std::unordered_map<int32_t, int32_t> addDevices(const Trace& t, const AnalysisResult& r,
+                                                Efficiency& e) {
+    std::unordered_map<int32_t, int32_t> deviceIndex;
+    const int64_t lo = r.window.startNs, hi = r.window.endNs;
+    for (const DeviceMetrics& d : r.devices) {
+        deviceIndex.emplace(d.device, int32_t(e.devices.size()));
+        DeviceEfficiency de;
+        de.device = d.device;
+        de.windowNs = d.windowNs > 0 ? d.windowNs : hi - lo;
+        de.busyNs = d.busyNs;
+        const std::vector<DeviceProperties>& props = t.metadata().devices;
+        const DeviceProperties* prop = nullptr;
+        for (const DeviceProperties& p : props)
+            if (p.id == d.device) prop = &p;
+        // A process that sees one GPU model under other ids (ROCm's visible devices, a
+        // CUDA_VISIBLE_DEVICES subset): every entry names the same GPU, so it is that one.
+        if (!prop && !props.empty() &&
+            std::all_of(props.begin(), props.end(), [&](const DeviceProperties& p) {
+                return !p.name.empty() && p.name == props.front().name;
+            })) {
+            prop = &props.front();
+            de.gpuNote = "deviceProperties name one GPU model, under other ids than " +
+                         std::to_string(d.device) + "; taken for it";
+        }
+        if (prop) {
+            de.gpu = prop->name;
+            if (const GpuPeaks* g = GpuPeakTable::builtIn().match(*prop)) de.peak = *g;
+        }
+        de.steps = windowSteps(r);
+        e.devices.push_back(std::move(de));
+    }
+    return deviceIndex;
+}
+
+/// The analysed GPUs' work in the window, each with the outermost costed call that launched
+/// it (whose kernel times it adds up).
+std::vector<KernelRef> collectKernels(const Trace& t, const AnalysisResult& r,
+                                      const std::unordered_map<int32_t, int32_t>& deviceIndex,
+                                      const std::unordered_map<uint32_t, uint32_t>& callOf,
+                                      std::vector<Call>& calls) {
+    const SliceTable& s = t.slices();
+    const int64_t lo = r.window.startNs, hi = r.window.endNs;
+    std::unordered_map<uint32_t, std::string> familyCache;
+    std::vector<KernelRef> kernels;
+    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
+        const TrackInfo& tr = t.tracks()[ti];
+        if (tr.kind != TrackKind::GpuStream) continue;
+        const auto dev = deviceIndex.find(t.process(tr.process).gpuDevice);
+        if (dev == deviceIndex.end()) continue;
+        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
+            if (!isGpuWork(s.kind[i]) || !detail::startsInWindow(s, i, lo, hi)) continue;
+            int64_t call = -1;
+            for (SliceId p = t.launchOf(SliceId(i)); p.valid(); p = s.parent[p.index()])
+                if (const auto c = callOf.find(p.index()); c != callOf.end()) call = c->second;
+            if (call >= 0 && !calls[size_t(call)].outermost) call = -1;
+            std::string family = familyOf(t, i, familyCache);
+            if (call >= 0) {
+                Call& c = calls[size_t(call)];
+                c.kernelNs += s.dur[i];
+                if (s.kind[i] == EventKind::Kernel) c.computeNs += s.dur[i];
+                if (tensorFamily(family)) c.tensorNs += s.dur[i];
+                c.device = c.device == -1 || c.device == dev->second ? dev->second : -2;
+            }
+            kernels.push_back({i, dev->second, std::move(family), call});
+        }
+    }
+    return kernels;
+}
+
+/// Model FLOPs: the outermost tensor math, in the window and per GPU and step; each row's
+/// kernel time and GPU; the FLOPs by the operators' input types (the data type's fallback).
+void addModelFlops(const Trace& t, const std::vector<Call>& calls, Efficiency& e,
+                   std::vector<std::map<Precision, double>>& dtypeByTypes) {
+    const SliceTable& s = t.slices();
+    for (const Call& c : calls) {
+        if (!c.outermost || c.row == UINT32_MAX) continue;
+        OperatorCostRow& row = e.operators[c.row];
+        row.kernelNs += c.kernelNs;
+        if (c.device >= 0) row.device = row.device == -1 || row.device == c.device ? c.device : -2;
+        if (!row.cost.sized || !tensorMath(row.formula)) continue;
+        e.modelFlops += row.cost.flops;
+        if (c.device < 0) continue;
+        DeviceEfficiency& d = e.devices[size_t(c.device)];
+        d.modelFlops += row.cost.flops;
+        dtypeByTypes[size_t(c.device)][precisionFromInputTypes(row.types)] += row.cost.flops;
+        const int64_t at = s.start[c.slice];
+        for (StepEfficiency& st : d.steps)
+            if (at >= st.startNs && at < st.startNs + st.durationNs)
+                st.modelFlops += row.cost.flops;
+    }
+    for (OperatorCostRow& row : e.operators)
+        if (row.device >= 0) row.device = e.devices[size_t(row.device)].device;
+}
+
+/// The operator rows by work, the notes on what could not be costed.
+void finishOperators(Efficiency& e) {
+    std::sort(e.operators.begin(), e.operators.end(),
+              [](const OperatorCostRow& a, const OperatorCostRow& b) {
+                  const double fa = a.cost.flops * double(a.calls),
+                               fb = b.cost.flops * double(b.calls);
+                  if (fa != fb) return fa > fb;
+                  const double ba = a.cost.bytes.value_or(0) * double(a.calls),
+                               bb = b.cost.bytes.value_or(0) * double(b.calls);
+                  if (ba != bb) return ba > bb;
+                  return std::tie(a.name, a.dims, a.types, a.concrete) <
+                         std::tie(b.name, b.dims, b.types, b.concrete);
+              });
+    if (e.unshapedCalls > 0 && !e.shapes)
+        e.notes.push_back(
+            "the operators carry no input shapes (record_shapes=True records them): FLOPs, "
+            "MFU and the roofline cannot be computed");
+    if (e.shapes && e.unsizedCalls > 0) {
+        for (const OperatorCostRow& row : e.operators)
+            if (!row.cost.sized && !row.dims.empty()) {
+                e.notes.push_back(
+                    std::to_string(e.unsizedCalls) +
+                    " calls of costed operators have shapes their formula cannot read, e.g. " +
+                    row.name + ": " + row.cost.why);
+                break;
+            }
+    }
+}
+
 } // namespace
 
 Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
@@ -226,58 +352,8 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
     if (cancel && cancel->load(std::memory_order_relaxed)) return e;
 
     // The kernels of the analysed GPUs, each with the outermost costed call that launched it.
-    std::unordered_map<int32_t, int32_t> deviceIndex;
-    for (const DeviceMetrics& d : r.devices) {
-        deviceIndex.emplace(d.device, int32_t(e.devices.size()));
-        DeviceEfficiency de;
-        de.device = d.device;
-        de.windowNs = d.windowNs > 0 ? d.windowNs : hi - lo;
-        de.busyNs = d.busyNs;
-        const std::vector<DeviceProperties>& props = t.metadata().devices;
-        const DeviceProperties* prop = nullptr;
-        for (const DeviceProperties& p : props)
-            if (p.id == d.device) prop = &p;
-        // A process that sees one GPU model under other ids (ROCm's visible devices, a
-        // CUDA_VISIBLE_DEVICES subset): every entry names the same GPU, so it is that one.
-        if (!prop && !props.empty() &&
-            std::all_of(props.begin(), props.end(), [&](const DeviceProperties& p) {
-                return !p.name.empty() && p.name == props.front().name;
-            })) {
-            prop = &props.front();
-            de.gpuNote = "deviceProperties name one GPU model, under other ids than " +
-                         std::to_string(d.device) + "; taken for it";
-        }
-        if (prop) {
-            de.gpu = prop->name;
-            if (const GpuPeaks* g = GpuPeakTable::builtIn().match(*prop)) de.peak = *g;
-        }
-        de.steps = windowSteps(r);
-        e.devices.push_back(std::move(de));
-    }
-    std::unordered_map<uint32_t, std::string> familyCache;
-    std::vector<KernelRef> kernels;
-    for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
-        const TrackInfo& tr = t.tracks()[ti];
-        if (tr.kind != TrackKind::GpuStream) continue;
-        const auto dev = deviceIndex.find(t.process(tr.process).gpuDevice);
-        if (dev == deviceIndex.end()) continue;
-        for (uint32_t i = tr.sliceBegin; i < tr.sliceEnd; ++i) {
-            if (!isGpuWork(s.kind[i]) || !detail::startsInWindow(s, i, lo, hi)) continue;
-            int64_t call = -1;
-            for (SliceId p = t.launchOf(SliceId(i)); p.valid(); p = s.parent[p.index()])
-                if (const auto c = callOf.find(p.index()); c != callOf.end()) call = c->second;
-            if (call >= 0 && !calls[size_t(call)].outermost) call = -1;
-            std::string family = familyOf(t, i, familyCache);
-            if (call >= 0) {
-                Call& c = calls[size_t(call)];
-                c.kernelNs += s.dur[i];
-                if (s.kind[i] == EventKind::Kernel) c.computeNs += s.dur[i];
-                if (tensorFamily(family)) c.tensorNs += s.dur[i];
-                c.device = c.device == -1 || c.device == dev->second ? dev->second : -2;
-            }
-            kernels.push_back({i, dev->second, std::move(family), call});
-        }
-    }
+    const std::unordered_map<int32_t, int32_t> deviceIndex = addDevices(t, r, e);
+    const std::vector<KernelRef> kernels = collectKernels(t, r, deviceIndex, callOf, calls);
     std::vector<std::map<Precision, int64_t>> dtypeByKernels(e.devices.size());
     std::vector<std::map<Precision, double>> dtypeByTypes(e.devices.size());
     std::vector<std::map<std::string, FamilyEfficiency>> families(e.devices.size());
@@ -314,25 +390,7 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
     for (size_t d = 0; d < e.devices.size(); ++d)
         for (auto& [name, f] : families[d]) e.devices[d].families.push_back(f);
 
-    // Model FLOPs: the outermost tensor math, in the window and per GPU and step.
-    for (const Call& c : calls) {
-        if (!c.outermost || c.row == UINT32_MAX) continue;
-        OperatorCostRow& row = e.operators[c.row];
-        row.kernelNs += c.kernelNs;
-        if (c.device >= 0) row.device = row.device == -1 || row.device == c.device ? c.device : -2;
-        if (!row.cost.sized || !tensorMath(row.formula)) continue;
-        e.modelFlops += row.cost.flops;
-        if (c.device < 0) continue;
-        DeviceEfficiency& d = e.devices[size_t(c.device)];
-        d.modelFlops += row.cost.flops;
-        dtypeByTypes[size_t(c.device)][precisionFromInputTypes(row.types)] += row.cost.flops;
-        const int64_t at = s.start[c.slice];
-        for (StepEfficiency& st : d.steps)
-            if (at >= st.startNs && at < st.startNs + st.durationNs)
-                st.modelFlops += row.cost.flops;
-    }
-    for (OperatorCostRow& row : e.operators)
-        if (row.device >= 0) row.device = e.devices[size_t(row.device)].device;
+    addModelFlops(t, calls, e, dtypeByTypes);
     for (size_t d = 0; d < e.devices.size(); ++d) {
         chooseDtype(e.devices[d], dtypeByKernels[d], dtypeByTypes[d]);
         if (modelNs[d] > 0)
@@ -340,32 +398,43 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
         finishDevice(e.devices[d], e.devices[d].gpu);
     }
     if (r.stepTimes.count > 0) e.modelFlopsPerStep = e.modelFlops / double(r.stepTimes.count);
-    std::sort(e.operators.begin(), e.operators.end(),
-              [](const OperatorCostRow& a, const OperatorCostRow& b) {
-                  const double fa = a.cost.flops * double(a.calls),
-                               fb = b.cost.flops * double(b.calls);
-                  if (fa != fb) return fa > fb;
-                  const double ba = a.cost.bytes.value_or(0) * double(a.calls),
-                               bb = b.cost.bytes.value_or(0) * double(b.calls);
-                  if (ba != bb) return ba > bb;
-                  return std::tie(a.name, a.dims, a.types, a.concrete) <
-                         std::tie(b.name, b.dims, b.types, b.concrete);
-              });
-    if (e.unshapedCalls > 0 && !e.shapes)
-        e.notes.push_back(
-            "the operators carry no input shapes (record_shapes=True records them): FLOPs, "
-            "MFU and the roofline cannot be computed");
-    if (e.shapes && e.unsizedCalls > 0) {
-        for (const OperatorCostRow& row : e.operators)
-            if (!row.cost.sized && !row.dims.empty()) {
-                e.notes.push_back(
-                    std::to_string(e.unsizedCalls) +
-                    " calls of costed operators have shapes their formula cannot read, e.g. " +
-                    row.name + ": " + row.cost.why);
-                break;
-            }
-    }
+    finishOperators(e);
     return e;
+}
+
+double Roofline::xAt(double intensity) const {
+    return (std::log10(std::max(intensity, 1e-12)) - logXMin) / (logXMax - logXMin);
+}
+
+double Roofline::yAt(double tflops) const {
+    return (std::log10(std::max(tflops, 1e-12)) - logYMin) / (logYMax - logYMin);
+}
+
+Roofline rooflineOf(const DeviceEfficiency& d) {
+    Roofline r;
+    if (d.peak && d.peakTflops > 0 && d.peak->bandwidthTbps > 0) {
+        r.peakTflops = d.peakTflops;
+        r.bandwidthTbps = d.peak->bandwidthTbps;
+        r.ridge = r.peakTflops / r.bandwidthTbps;
+    }
+    double xLo = 1e300, xHi = -1e300, yLo = 1e300, yHi = -1e300;
+    auto extend = [&](double x, double y) {
+        xLo = std::min(xLo, x), xHi = std::max(xHi, x), yLo = std::min(yLo, y),
+        yHi = std::max(yHi, y);
+    };
+    for (const FamilyEfficiency& f : d.families)
+        if (f.intensity > 0 && f.tflops > 0) {
+            r.points.push_back({f.family, f.intensity, f.tflops, f.busyNs, f.bound});
+            extend(f.intensity, f.tflops);
+        }
+    if (r.ridge > 0) extend(r.ridge, r.peakTflops);
+    if (xLo > xHi) return r; // nothing to show: the default decades
+    // Whole decades around what is shown, at least four wide, the roof's top with room.
+    r.logXMin = std::floor(std::log10(xLo)) - 1;
+    r.logXMax = std::max(std::ceil(std::log10(xHi)) + 1, r.logXMin + 4);
+    r.logYMin = std::floor(std::log10(yLo)) - 1;
+    r.logYMax = std::max(std::ceil(std::log10(yHi * 1.5)), r.logYMin + 3);
+    return r;
 }
 
 std::string formatFlops(double flops) {

@@ -55,6 +55,25 @@ uint32_t kindRgb(EventKind k) {
     return 0xA9B0BA;
 }
 
+uint32_t familyRgb(std::string_view family) {
+    // Matrix math in blues, attention violet, memory-bound work in warm colours, data
+    // movement green, communication the kernel-kind's colour for communication.
+    struct Entry {
+        std::string_view family;
+        uint32_t rgb;
+    };
+    static constexpr Entry kFamilies[] = {
+        {"gemm", 0x1F5FAD},      {"grouped_gemm", 0x3D7DD8}, {"conv", 0x4A90C8},
+        {"attention", 0x7B4FB8}, {"norm", 0x1A9A8A},         {"elementwise", 0xE08A1E},
+        {"reduction", 0xB8860B}, {"optimizer", 0xC2548C},    {"copy", 0x4C9A3F},
+        {"memset", 0x8FA98A},
+    };
+    if (family == "comm") return kindRgb(EventKind::Communication);
+    for (const Entry& e : kFamilies)
+        if (e.family == family) return e.rgb;
+    return 0x9AA0A8;
+}
+
 uint32_t breakdownRgb(size_t category) {
     switch (category) { // the order of analysis::breakdownCategories()
     case 0: return kindRgb(EventKind::Kernel);

@@ -375,6 +375,7 @@ ReportDocument buildReport(const std::vector<ReportInput>& inputs, const ReportO
         idleCauses(doc, in, prefix, o);
         findings(doc, in, prefix, o);
         waterfall(doc, in, prefix, o);
+        detail::efficiency(doc, in, prefix, o);
         detail::statistics(doc, in, prefix, o);
         detail::memory(doc, in, prefix, o);
         notes(doc, in, prefix);

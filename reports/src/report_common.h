@@ -20,6 +20,10 @@ std::string subtitle(const ReportInput& in, const ReportOptions& o);  // path ·
 Text prose(std::string_view text, Style style = Style::Plain);
 /// Top kernels, CPU operators (by self time), copies and runtime calls.
 void statistics(ReportDocument& doc, const ReportInput& in, const std::string& prefix, const ReportOptions& o);
+/// Efficiency: MFU per GPU, the roofline, the kernel families and the costliest operators
+/// by FLOPs (report_efficiency.cpp).
+void efficiency(ReportDocument& doc, const ReportInput& in, const std::string& prefix,
+                const ReportOptions& o);
 /// Memory (traces with allocator events, snapshots, timelines): the curve, peaks, what was
 /// live at the peak, the advice (report_memory.cpp).
 void memory(ReportDocument& doc, const ReportInput& in, const std::string& prefix,

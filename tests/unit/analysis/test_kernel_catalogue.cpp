@@ -87,7 +87,7 @@ const Case kCases[] = {
     {"void cudnn::engines_precompiled::convertTensor_kernel<float, float, float, "
      "(cudnnKernelDataType_t)2>",
      F::Elementwise, P::FP32, T::Unknown},
-    {"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)", F::Reduction,
+    {"void cudnn::bn_bw_1C11_kernel_new<float, float, float2, 512, true, 1>(float)", F::Norm,
      P::FP32, T::Unknown},
     {"void multi_tensor_apply_kernel<TensorListMetadata<4>, AdamFunctor<float>, float>",
      F::Optimizer, P::FP32, T::Unknown},

@@ -60,10 +60,10 @@ ReportInput hostileInput() {
 /// Every tag in `html` is one we write, and no attribute is an event handler.
 void checkTags(const QString& html) {
     static const QStringList allowed{
-        "html",  "head",     "meta",    "title", "style",  "body",   "main",  "h1",   "h2",
-        "h3",    "h4",       "p",       "span",  "strong", "code",   "pre",   "div",  "table",
-        "thead", "tbody",    "tr",      "th",    "td",     "figure", "svg",   "rect", "text",
-        "line",  "polyline", "polygon", "ul",    "li",     "hr",     "footer"};
+        "html",  "head",     "meta",    "title", "style",  "body",   "main",   "h1",    "h2",
+        "h3",    "h4",       "p",       "span",  "strong", "code",   "pre",    "div",   "table",
+        "thead", "tbody",    "tr",      "th",    "td",     "figure", "svg",    "rect",  "text",
+        "line",  "polyline", "polygon", "ul",    "li",     "hr",     "footer", "circle"};
     const QRegularExpression tag("<\\s*/?\\s*([A-Za-z][A-Za-z0-9]*)([^>]*)>");
     for (auto it = tag.globalMatch(html); it.hasNext();) {
         const auto m = it.next();
@@ -241,6 +241,44 @@ private Q_SLOTS:
 
     // The TensorBoard plugin's Overview in the report: a "Time per step" section with a
     // stacked-bar picture and a table whose parts of each step add up to it.
+    void efficiencySectionHasMfuTheRooflineAndTheFamilies() {
+        // An A100 SXM4 80GB running a bf16 aten::mm [1024,1024]x[1024,1024] on a 100 us GEMM
+        // in each 1 ms step: 2.147 GFLOP per step, MFU 2.147e9 / 1e-3 s / 312e12 = 0.7 %.
+        TraceText t;
+        for (int n = 0; n < 3; ++n) {
+            const int64_t at = n * 1000;
+            t.step(n, at, 1000);
+            t.add(
+                R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 100, "tid": 1, "ts": )" +
+                std::to_string(at + 10) +
+                R"(, "dur": 100, "args": {"Input Dims": [[1024, 1024], [1024, 1024]], "Input type": )"
+                R"(["c10::BFloat16", "c10::BFloat16"]}})");
+            t.launch("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn", at + 20, 10, at + 40, 100);
+        }
+        std::string json = t.json(8);
+        json.replace(json.find("Test GPU"), 8, "NVIDIA A100-SXM4-80GB");
+        json.replace(json.find("\"numSms\": 100"), 13, "\"numSms\": 108");
+        auto trace = importers::importBuffer(json);
+        QVERIFY(trace);
+        const ReportInput in = analysed(trace.value(), "mm.json");
+        const analysis::DeviceEfficiency& d = in.analysis->efficiency.devices.at(0);
+        QVERIFY(d.mfu > 0);
+        const QString md = QString::fromStdString(renderMarkdown(buildReport({in}))).remove('\\');
+        const int at = int(md.indexOf("## Efficiency: FLOPs, MFU and the roofline"));
+        QVERIFY2(at > 0, qPrintable(md.left(3000)));
+        const QString section = md.mid(at, md.indexOf("\n## ", at + 5) - at);
+        QVERIFY2(section.contains(QString("MFU %1%").arg(d.mfu * 100, 0, 'f', 1)),
+                 qPrintable(section));
+        QVERIFY(section.contains("bf16 peak of 312.0 TFLOP/s (a100-sxm4-80gb"));
+        QVERIFY(section.contains("| gemm | 3 |"));
+        QVERIFY(section.contains("aten::mm"));
+        QVERIFY(section.contains("2.15 GFLOP"));
+        const QString html = QString::fromStdString(renderHtml(buildReport({in})));
+        QVERIFY(html.contains("roofline of a100-sxm4-80gb (bf16)"));
+        QVERIFY(html.contains("peak 312.0 TFLOP/s"));
+        checkTags(html);
+    }
+
     void stepBreakdownSectionHasTheFigures() {
         TraceText t;
         for (int n = 0; n < 3; ++n) {

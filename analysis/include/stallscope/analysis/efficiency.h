@@ -88,6 +88,27 @@ struct Efficiency {
 Efficiency computeEfficiency(const model::Trace& t, const AnalysisResult& r,
                              const std::atomic<bool>* cancel = nullptr);
 
+/// A roofline chart's content, shared by the report's SVG and the GUI's panel: log-log axes
+/// (arithmetic intensity in FLOP/byte, TFLOP/s) that hold the roof and every point, the roof
+/// min(peak, bandwidth x intensity) when the GPU's peaks are known, and a point per kernel
+/// family with costed work.
+struct RooflinePoint {
+    std::string family;
+    double intensity = 0, tflops = 0;
+    int64_t busyNs = 0;
+    std::string bound;
+};
+struct Roofline {
+    double logXMin = -2, logXMax = 4, logYMin = -3, logYMax = 3; // decades
+    double peakTflops = 0, bandwidthTbps = 0;                    // 0: unknown (no roof)
+    double ridge = -1;                                           // FLOP/byte where the roof bends
+    std::vector<RooflinePoint> points;                           // by busy time, descending
+    /// Position in [0, 1] along each axis (0: left / bottom).
+    [[nodiscard]] double xAt(double intensity) const;
+    [[nodiscard]] double yAt(double tflops) const;
+};
+Roofline rooflineOf(const DeviceEfficiency& d);
+
 /// "1.23 TFLOP/s", "456 GFLOP/s"
 std::string formatFlopRate(double flopsPerSecond);
 /// "12.3 TFLOP", "4.56 GFLOP"

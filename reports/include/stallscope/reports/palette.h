@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace stallscope::reports {
 
@@ -20,6 +21,9 @@ uint32_t breakdownRgb(size_t category);
 /// A sequential heat colour for t in [0, 1]: pale yellow (low) through orange to dark red
 /// (high), readable on white and for the common colour-vision deficiencies (one hue ramp).
 uint32_t heatRgb(double t);
+/// Fill of a kernel family ("gemm", "norm", ...: the kernel catalogue's names); grey for
+/// "other" and names it does not know.
+uint32_t familyRgb(std::string_view family);
 /// "#rrggbb"
 std::string hexColor(uint32_t rgb);
 

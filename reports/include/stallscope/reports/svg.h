@@ -41,6 +41,9 @@ Picture waterfallPicture(const analysis::Waterfall& waterfall, int width = 880);
 /// The time per step as stacked bars (one per step, the categories of
 /// analysis::breakdownCategories() bottom up), the steady steps' mean beside them, a legend.
 Picture stepBreakdownPicture(const analysis::StepBreakdown& breakdown, int width = 880);
+/// The roofline of one GPU (analysis::rooflineOf): log-log axes, the roof when the GPU's peaks
+/// are known, a point per kernel family sized by its busy time.
+Picture rooflinePicture(const analysis::DeviceEfficiency& device, int width = 880);
 
 /// The differential flame graph of two runs (analysis/run_diff.h): frames as wide as the mean
 /// of their before and after GPU time per step, red where AFTER spends more, blue where less;
