@@ -74,7 +74,7 @@ std::vector<StepEfficiency> windowSteps(const AnalysisResult& r) {
 }
 
 void chooseDtype(DeviceEfficiency& d, const std::map<Precision, int64_t>& byKernels,
-                 const std::map<Precision, double>& byTypes) {
+                 const std::map<Precision, double>& byTypes, bool typedKernels) {
     int64_t known = 0, total = 0;
     for (const auto& [p, ns] : byKernels) {
         total += ns;
@@ -88,7 +88,8 @@ void chooseDtype(DeviceEfficiency& d, const std::map<Precision, int64_t>& byKern
     };
     if (total > 0 && 2 * known >= total) {
         d.dtype = best(byKernels);
-        d.dtypeFrom = "kernel names";
+        d.dtypeFrom =
+            typedKernels ? "kernel names and their operators' input types" : "kernel names";
     } else if (best(byTypes) != Precision::Unknown) {
         d.dtype = best(byTypes);
         d.dtypeFrom = "operator input types";
@@ -358,6 +359,7 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
     std::vector<std::map<Precision, double>> dtypeByTypes(e.devices.size());
     std::vector<std::map<std::string, FamilyEfficiency>> families(e.devices.size());
     std::vector<double> modelFlopsCarried(e.devices.size());
+    std::vector<bool> typedKernels(e.devices.size()); // a kernel's type came from its operator
     std::vector<int64_t> modelNs(e.devices.size());
     for (const KernelRef& k : kernels) {
         FamilyEfficiency& f = families[size_t(k.deviceIndex)][k.family];
@@ -365,9 +367,19 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
         ++f.kernels;
         const int64_t dur = s.dur[k.slice];
         f.busyNs += dur;
-        if (tensorFamily(k.family))
-            dtypeByKernels[size_t(k.deviceIndex)]
-                          [classifyKernel(t.str(s.name[k.slice])).precision] += dur;
+        if (tensorFamily(k.family)) {
+            // The kernel's name says its type; else its operator's input types do, and float
+            // on a Tensor-Core kernel (CUTLASS's tensorop s1688gemm) is TF32.
+            const KernelClass kc = classifyKernel(t.str(s.name[k.slice]));
+            Precision p = kc.precision;
+            if (p == Precision::Unknown && k.call >= 0 && calls[size_t(k.call)].row != UINT32_MAX) {
+                p = precisionFromInputTypes(e.operators[calls[size_t(k.call)].row].types);
+                if (p == Precision::FP32 && kc.tensorCore == TensorCoreUse::Yes)
+                    p = Precision::TF32;
+                if (p != Precision::Unknown) typedKernels[size_t(k.deviceIndex)] = true;
+            }
+            dtypeByKernels[size_t(k.deviceIndex)][p] += dur;
+        }
         if (k.call < 0 || calls[size_t(k.call)].row == UINT32_MAX) continue;
         const Call& c = calls[size_t(k.call)];
         const OperatorCostRow& row = e.operators[c.row];
@@ -392,7 +404,7 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
 
     addModelFlops(t, calls, e, dtypeByTypes);
     for (size_t d = 0; d < e.devices.size(); ++d) {
-        chooseDtype(e.devices[d], dtypeByKernels[d], dtypeByTypes[d]);
+        chooseDtype(e.devices[d], dtypeByKernels[d], dtypeByTypes[d], typedKernels[d]);
         if (modelNs[d] > 0)
             e.devices[d].achievedTflops = modelFlopsCarried[d] / double(modelNs[d]) / 1e3;
         finishDevice(e.devices[d], e.devices[d].gpu);

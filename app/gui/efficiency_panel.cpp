@@ -57,12 +57,14 @@ RooflineWidget::RooflineWidget(QWidget* parent) : QWidget(parent) {
 void RooflineWidget::setDevice(const DeviceEfficiency* d) {
     m_has = d != nullptr;
     m_roof = d ? rooflineOf(*d) : Roofline();
-    m_title = !d        ? QString()
-              : d->peak ? tr("GPU %1 · %2 (%3)")
-                              .arg(d->device)
-                              .arg(QString::fromStdString(d->peak->key),
-                                   QString::fromUtf8(precisionName(d->dtype).data()))
-                        : tr("GPU %1 · peaks unknown: no roof").arg(d->device);
+    m_title = !d                 ? QString()
+              : m_roof.ridge > 0 ? tr("GPU %1 · %2 (%3): roof at %4 TFLOP/s and %5 TB/s")
+                                       .arg(d->device)
+                                       .arg(QString::fromStdString(d->peak->key),
+                                            QString::fromUtf8(precisionName(d->dtype).data()))
+                                       .arg(m_roof.peakTflops, 0, 'f', 1)
+                                       .arg(m_roof.bandwidthTbps, 0, 'f', 2)
+                                 : tr("GPU %1 · peaks unknown: no roof").arg(d->device);
     update();
 }
 
@@ -126,10 +128,6 @@ void RooflineWidget::paintEvent(QPaintEvent*) {
         const QPointF pts[] = {at(x0, m_roof.bandwidthTbps * x0),
                                at(m_roof.ridge, m_roof.peakTflops), at(x1, m_roof.peakTflops)};
         g.drawPolyline(pts, 3);
-        g.drawText(at(m_roof.ridge, m_roof.peakTflops) + QPointF(6, -6),
-                   tr("peak %1 TFLOP/s · %2 TB/s")
-                       .arg(m_roof.peakTflops, 0, 'f', 1)
-                       .arg(m_roof.bandwidthTbps, 0, 'f', 2));
     }
     int64_t most = 1;
     for (const RooflinePoint& pt : m_roof.points) most = std::max(most, pt.busyNs);
@@ -166,19 +164,23 @@ EfficiencyPanel::EfficiencyPanel(QWidget* parent) : QWidget(parent) {
     m_operators = table(this, "costliestOperators",
                         {tr("Operator"), tr("Input shapes"), tr("Calls"), tr("FLOPs per call"),
                          tr("FLOPs in all"), tr("Exact")});
-    auto* right = new QSplitter(Qt::Vertical, this);
-    right->addWidget(m_families);
-    right->addWidget(m_kernels);
+    // The roofline beside the families; below, the chosen family's kernels beside the
+    // costliest operators.
+    m_operators->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    m_operators->header()->setSectionResizeMode(1, QHeaderView::Stretch);
+    m_operators->setColumnWidth(0, 260);
     auto* top = new QSplitter(Qt::Horizontal, this);
     top->addWidget(m_roofline);
-    top->addWidget(right);
-    top->setStretchFactor(0, 3);
-    top->setStretchFactor(1, 2);
+    top->addWidget(m_families);
+    top->setSizes({520, 480});
+    auto* bottom = new QSplitter(Qt::Horizontal, this);
+    bottom->addWidget(m_kernels);
+    bottom->addWidget(m_operators);
+    bottom->setSizes({500, 500});
     auto* body = new QSplitter(Qt::Vertical, this);
     body->addWidget(top);
-    body->addWidget(m_operators);
-    body->setStretchFactor(0, 3);
-    body->setStretchFactor(1, 1);
+    body->addWidget(bottom);
+    body->setSizes({600, 300});
     auto* head = new QHBoxLayout;
     head->addWidget(m_summary, 1);
     head->addWidget(m_device);

@@ -82,10 +82,10 @@ Picture rooflinePicture(const DeviceEfficiency& d, int width) {
              detail::svgNum(X(r.ridge)) + "," + detail::svgNum(Y(r.peakTflops)) + " " +
              detail::svgNum(X(x1)) + "," + detail::svgNum(Y(r.peakTflops)) + "'/>";
         char b[160];
-        std::snprintf(b, sizeof b, "peak %.1f TFLOP/s · %.2f TB/s · ridge %.0f FLOP/B",
+        std::snprintf(b, sizeof b, "roof: peak %.1f TFLOP/s, %.2f TB/s, ridge at %.0f FLOP/B",
                       r.peakTflops, r.bandwidthTbps, r.ridge);
-        s += "<text x='" + detail::svgNum(X(r.ridge) + 6) + "' y='" +
-             detail::svgNum(Y(r.peakTflops) - 6) + "' fill='#444'>" + escapeHtml(b) + "</text>";
+        s += "<text x='" + std::to_string(left + 6) + "' y='" + std::to_string(top + 14) +
+             "' fill='#444'>" + escapeHtml(b) + "</text>";
     }
     // The families: area by busy time.
     int64_t most = 1;

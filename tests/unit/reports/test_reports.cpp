@@ -275,7 +275,7 @@ private Q_SLOTS:
         QVERIFY(section.contains("2.15 GFLOP"));
         const QString html = QString::fromStdString(renderHtml(buildReport({in})));
         QVERIFY(html.contains("roofline of a100-sxm4-80gb (bf16)"));
-        QVERIFY(html.contains("peak 312.0 TFLOP/s"));
+        QVERIFY(html.contains("roof: peak 312.0 TFLOP/s, 2.04 TB/s"));
         checkTags(html);
     }
 

@@ -61,9 +61,10 @@ struct DeviceEfficiency {
     std::string gpuNote;                  // how the name was found when not by the device's id
     std::optional<GpuPeaks> peak;         // nullopt: a GPU the peak table does not know
     Precision dtype = Precision::Unknown; // of the tensor math, by kernel time
-    std::string dtypeFrom;                // "kernel names" | "operator input types" | ""
-    double peakTflops = 0;                // of dtype; 0 when unknown
-    double modelFlops = 0;                // the window's tensor math launched on this GPU
+    std::string
+        dtypeFrom; // "kernel names" (and their operators' input types) | "operator input types"
+    double peakTflops = 0; // of dtype; 0 when unknown
+    double modelFlops = 0; // the window's tensor math launched on this GPU
     int64_t windowNs = 0, busyNs = 0;
     double mfu = -1;                        // model FLOPs / window / peak; < 0 when unknown
     double achievedTflops = -1;             // model FLOPs over the time of the kernels doing them
