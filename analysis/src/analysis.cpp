@@ -219,6 +219,9 @@ void replaySavings(const detail::Context& c, AnalysisResult& r, std::vector<Find
     const model::SliceTable& s = c.trace.slices();
     const size_t before = findings.size();
     std::erase_if(findings, [&](const Finding& f) {
+        // A busy-GPU finding needs the GPU to set the pace: when the replay saves (next to)
+        // nothing by making its kernels shorter, the time goes elsewhere and it does not hold.
+        if (f.kind == FindingKind::FusionCandidates) return f.savingShare < 0.005;
         if (f.kind != FindingKind::HostSync || double(f.savingNs) >= note ||
             double(f.idleNs) >= note)
             return false;
@@ -409,14 +412,6 @@ AnalysisResult analyzeWith(const model::Trace& trace, const AnalysisOptions& opt
         if (d.entry.stage == DetectorStage::Residual && !noTiming) d.run(in, findings);
     if (cancelled()) return r;
     replaySavings(c, r, findings);
-    // A busy-GPU finding needs the GPU to set the pace: when the replay saves (next to)
-    // nothing by making its kernels shorter, the time goes elsewhere and it does not hold.
-    findings.erase(std::remove_if(findings.begin(), findings.end(),
-                                  [](const Finding& f) {
-                                      return f.kind == FindingKind::FusionCandidates &&
-                                             f.savingShare < 0.005;
-                                  }),
-                   findings.end());
     for (Finding& f : context) { // about the trace: no time to save, as severe as they were
         const FindingSeverity keep = f.severity;
         detail::setSaving(c, f, 0);

@@ -446,6 +446,7 @@ void writeEfficiency(JsonWriter& w, const Efficiency& e) {
         w.key("dtype_from").value(d.dtypeFrom);
         w.key("peak_tflops").value(d.peakTflops, 3);
         w.key("model_flops").value(d.modelFlops, 1);
+        w.key("upper_bound_flops").value(d.upperBoundFlops, 1);
         w.key("window_ns").value(d.windowNs);
         w.key("busy_ns").value(d.busyNs);
         w.key("mfu");

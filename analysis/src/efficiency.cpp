@@ -34,6 +34,12 @@ struct Call {
     int64_t tensorNs = 0;  // its GEMM, convolution and attention kernels
 };
 
+/// One call read back: its recorded inputs as a key, its cost.
+struct Read {
+    std::string key; // dims, types and concrete inputs, kSep between
+    OperatorCost cost;
+};
+
 struct KernelRef {
     uint32_t slice;
     int32_t deviceIndex;
@@ -220,6 +226,7 @@ void addModelFlops(const Trace& t, const std::vector<Call>& calls, Efficiency& e
         if (c.device < 0) continue;
         DeviceEfficiency& d = e.devices[size_t(c.device)];
         d.modelFlops += row.cost.flops;
+        if (!row.cost.exact) d.upperBoundFlops += row.cost.flops;
         dtypeByTypes[size_t(c.device)][precisionFromInputTypes(row.types)] += row.cost.flops;
         const int64_t at = s.start[c.slice];
         for (StepEfficiency& st : d.steps)
@@ -284,10 +291,6 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
              i < tr.sliceEnd && s.start[i] < hi; ++i)
             if (detail::startsInWindow(s, i, lo, hi) && ruleOf(i)) slices.push_back(i);
     }
-    struct Read {
-        std::string key; // dims, types and concrete inputs, kSep between
-        OperatorCost cost;
-    };
     std::vector<Read> reads(slices.size());
     const bool done = detail::readArgsInFileOrder(
         t, slices,

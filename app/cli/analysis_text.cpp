@@ -5,6 +5,7 @@
 #include "stallscope/base/text_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -333,6 +334,11 @@ void writeEfficiency(std::ostream& o, const AnalysisResult& r, int32_t device) {
                       std::string(precisionName(d.dtype)).c_str(), d.peakTflops,
                       d.dtypeFrom.c_str());
         o << line;
+        if (d.upperBound())
+            o << "    an upper bound: " << int(std::lround(100 * d.upperBoundFlops / d.modelFlops))
+              << "% of these FLOPs are convolutions whose strides the trace does not record "
+                 "(counted at "
+                 "stride 1)\n";
     } else {
         o << "    MFU unknown: " << d.why << "\n";
     }

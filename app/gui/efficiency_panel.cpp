@@ -252,6 +252,11 @@ void EfficiencyPanel::showDevice(int index) {
                    .arg(QString::fromStdString(d->peak->key), QString::fromStdString(d->dtypeFrom));
     else
         text = tr("MFU unknown: %1.").arg(QString::fromStdString(d->why).toHtmlEscaped());
+    if (d->mfu >= 0 && d->upperBound())
+        text += tr(" An upper bound: %1 % of these FLOPs are convolutions whose strides the trace "
+                   "does not "
+                   "record (counted at stride 1).")
+                    .arg(100 * d->upperBoundFlops / d->modelFlops, 0, 'f', 0);
     if (d->achievedTflops >= 0)
         text += tr(" The kernels doing that work ran at %1.")
                     .arg(QString::fromStdString(formatFlopRate(d->achievedTflops * 1e12)));

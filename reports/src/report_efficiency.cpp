@@ -155,6 +155,12 @@ void efficiency(ReportDocument& doc, const ReportInput& in, const std::string& p
                           std::string(precisionName(d.dtype)).c_str(), d.peakTflops,
                           d.peak->key.c_str(), d.dtypeFrom.c_str());
             t.push_back({b, Style::Bold});
+            if (d.upperBound())
+                t.push_back(
+                    {" An upper bound: " + pct(d.upperBoundFlops / d.modelFlops) +
+                         " of these FLOPs are convolutions whose strides the trace does not record "
+                         "(counted at stride 1; PyTorch 2.1 and later record them).",
+                     Style::Note});
         } else if (e.shapes) {
             t.push_back({"MFU unknown: " + d.why + ".", Style::Note});
         }

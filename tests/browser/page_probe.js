@@ -6,7 +6,7 @@
   const ALLOWED_TAGS = new Set([
     "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "h4", "p", "span", "strong",
     "code", "pre", "div", "table", "thead", "tbody", "tr", "th", "td", "figure", "ul", "li", "hr", "footer",
-    "svg", "rect", "text", "line", "polyline", "polygon"]);
+    "svg", "rect", "text", "line", "polyline", "polygon", "circle"]);
   const FETCHING = new Set(["src", "href", "xlink:href", "action", "formaction", "srcset", "poster", "data",
                             "background", "ping", "lowsrc", "codebase", "manifest", "cite", "longdesc"]);
   const CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";

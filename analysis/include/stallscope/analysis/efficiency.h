@@ -65,6 +65,10 @@ struct DeviceEfficiency {
         dtypeFrom; // "kernel names" (and their operators' input types) | "operator input types"
     double peakTflops = 0; // of dtype; 0 when unknown
     double modelFlops = 0; // the window's tensor math launched on this GPU
+    // Of them, counted by an assumption (convolutions without their strides): MFU and the
+    // rates are then upper bounds.
+    double upperBoundFlops = 0;
+    [[nodiscard]] bool upperBound() const { return upperBoundFlops > 0.01 * modelFlops; }
     int64_t windowNs = 0, busyNs = 0;
     double mfu = -1;                        // model FLOPs / window / peak; < 0 when unknown
     double achievedTflops = -1;             // model FLOPs over the time of the kernels doing them
