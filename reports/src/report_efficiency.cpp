@@ -28,7 +28,7 @@ std::string fixed(double v, const char* fmt) {
 std::string decade(int e) {
     if (e >= -2 && e <= 4) {
         char b[32];
-        std::snprintf(b, sizeof b, e < 0 ? "%.*f" : "%.0f", e < 0 ? -e : 0, std::pow(10.0, e));
+        std::snprintf(b, sizeof b, "%.*f", e < 0 ? -e : 0, std::pow(10.0, e));
         return b;
     }
     return "1e" + std::to_string(e);
