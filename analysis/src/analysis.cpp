@@ -259,6 +259,8 @@ std::string savingText(const Finding& f, std::string_view of) {
     if (f.idleNs > 0)
         return "no fix to replay; " + base::formatDuration(f.idleNs) +
                " of idle time charged to it";
+    if (f.kind == FindingKind::GemmPadding || f.kind == FindingKind::UnfusedAttention)
+        return "not replayed: what the fix saves depends on kernels the trace does not have";
     return "no time to save: " +
            std::string(f.kind == FindingKind::MemoryPressure ? "a risk" : "context");
 }

@@ -73,6 +73,19 @@ void writeDevice(JsonWriter& w, const DeviceMetrics& d, const JsonOptions& o) {
         w.endObject();
     }
     w.endArray();
+    const LaunchStats& ls = d.launches;
+    w.key("launch_stats").beginObject();
+    w.key("items").value(ls.items);
+    w.key("shorter_than_launch").value(ls.shorterThanLaunch);
+    w.key("slow_calls").value(ls.slowCalls);
+    w.key("delay_outliers").value(ls.delayOutliers);
+    w.key("call_p50_ns").value(ls.callP50Ns);
+    w.key("call_p95_ns").value(ls.callP95Ns);
+    w.key("delay_p50_ns").value(ls.delayP50Ns);
+    w.key("delay_p95_ns").value(ls.delayP95Ns);
+    w.key("max_queue").value(uint64_t(ls.maxQueue));
+    w.key("full_queue_ns").value(ls.fullQueueNs);
+    w.endObject();
     if (o.utilizationSeries) {
         w.key("utilization_series").beginObject();
         w.key("bucket_ns").value(d.utilizationBucketNs);

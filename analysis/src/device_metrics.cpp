@@ -291,6 +291,7 @@ DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, co
         q.meanDepth = m.windowNs > 0 ? q.meanDepth / double(m.windowNs) : 0;
         m.queues.push_back(q);
     }
+    m.launches = computeLaunchStats(c, d, lo, hi);
     m.commNs = lengthWithin(comm, lo, hi);
     m.commOverlapNs = overlapWithin(comm, compute, lo, hi);
     std::vector<RoleBreakdown> tileRoles;

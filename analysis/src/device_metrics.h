@@ -17,6 +17,9 @@ CpuActivity collectCpuActivity(const Context& c);
 DeviceMetrics computeDeviceMetrics(const Context& c, const DeviceActivity& d, const CpuActivity& cpu,
                                    const std::vector<Interval>& tiles);
 
+/// The device's launch statistics over [lo, hi) (launch_stats.cpp).
+LaunchStats computeLaunchStats(const Context& c, const DeviceActivity& d, int64_t lo, int64_t hi);
+
 /// Priority role breakdown of [lo, hi) (Kernel > Memcpy > Memset > Communication > Runtime >
 /// DataLoader > CPU exec > Other).
 RoleBreakdown roleBreakdown(const Intervals& kernels, const Intervals& memcpy, const Intervals& memset,

@@ -220,6 +220,9 @@ void addModelFlops(const Trace& t, const std::vector<Call>& calls, Efficiency& e
         if (!c.outermost || c.row == UINT32_MAX) continue;
         OperatorCostRow& row = e.operators[c.row];
         row.kernelNs += c.kernelNs;
+        row.tensorNs += c.tensorNs;
+        if (row.firstCall == UINT32_MAX || s.start[c.slice] < s.start[row.firstCall])
+            row.firstCall = c.slice;
         if (c.device >= 0) row.device = row.device == -1 || row.device == c.device ? c.device : -2;
         if (!row.cost.sized || !tensorMath(row.formula)) continue;
         e.modelFlops += row.cost.flops;

@@ -184,6 +184,17 @@ OperatorCost sized(double flops, std::optional<double> bytes, bool exact) {
     return c;
 }
 
+/// A matrix multiply's cost with its product's sizes and its first matrix's element type.
+OperatorCost withMatrix(OperatorCost c, const Reader& rd, FlopModel::Param first, int64_t m,
+                        int64_t n, int64_t k) {
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    const int i = rd.r.at[first];
+    if (i >= 0 && size_t(i) < rd.in.types.size()) c.matrixType = rd.in.types[size_t(i)];
+    return c;
+}
+
 /// Output spatial sizes of a convolution from its concrete stride, padding and dilation;
 /// the input's sizes (stride 1, "same" padding) when the trace does not say them.
 Dims convOutSpatial(const Reader& rd, const Dims& x, const Dims& w, bool& exact) {
@@ -320,7 +331,8 @@ OperatorCost mmCost(const Reader& rd, size_t rank) {
                                  : "two batches of matrices of matching sizes expected");
     const double batch = rank == 3 ? double((*a)[0]) : 1.0;
     const double m = double((*a)[rank - 2]), k = double((*a)[rank - 1]), n = double((*b)[rank - 1]);
-    return sized(2 * batch * m * k * n, rd.bytes(batch * m * n), true);
+    return withMatrix(sized(2 * batch * m * k * n, rd.bytes(batch * m * n), true), rd, FlopModel::A,
+                      (*a)[rank - 2], (*b)[rank - 1], (*a)[rank - 1]);
 }
 
 OperatorCost matmulCost(const Reader& rd) {
@@ -338,7 +350,8 @@ OperatorCost matmulCost(const Reader& rd) {
     const Dims batch = broadcast(ba, bb);
     const double m = double(a[a.size() - 2]), k = double(a.back()), n = double(b.back());
     const double nb = numel(batch);
-    return sized(2 * nb * m * k * n, rd.bytes(nb * m * n), true);
+    return withMatrix(sized(2 * nb * m * k * n, rd.bytes(nb * m * n), true), rd, FlopModel::A,
+                      a[a.size() - 2], b.back(), a.back());
 }
 
 } // namespace
@@ -447,7 +460,8 @@ OperatorCost FlopModel::cost(const Rule& rule, const OperatorInputs& in) {
             return unsized("an input and a 2-D weight of matching inner size expected");
         const double rows = numel(*x) / double(x->back() == 0 ? 1 : x->back());
         const double k = double(x->back()), n = double((*w)[0]);
-        return sized(2 * rows * k * n, rd.bytes(rows * n), true);
+        return withMatrix(sized(2 * rows * k * n, rd.bytes(rows * n), true), rd, X, int64_t(rows),
+                          (*w)[0], x->back());
     }
     case FlopFormula::Conv: return convCost(rd);
     case FlopFormula::ConvBackward: return convBackwardCost(rd, false);

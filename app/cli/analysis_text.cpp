@@ -55,6 +55,20 @@ void wrap(std::ostream& o, const std::string& text, size_t indent, size_t width 
     if (!line.empty()) o << std::string(indent, ' ') << line << "\n";
 }
 
+/// HTA's launch statistics in one line (docs/analysis.md "Launch statistics").
+void writeLaunchStats(std::ostream& o, const LaunchStats& l) {
+    if (l.items == 0) return;
+    o << "  launches: " << formatCount(l.items) << " with their call; "
+      << formatPercent(double(l.shorterThanLaunch) / double(l.items))
+      << " ran shorter than it; call median " << formatDuration(l.callP50Ns) << " (p95 "
+      << formatDuration(l.callP95Ns) << "), " << formatCount(l.slowCalls)
+      << " over 50 us\n  launch delay (start after the call) median "
+      << formatDuration(l.delayP50Ns) << " (p95 " << formatDuration(l.delayP95Ns) << "), "
+      << formatCount(l.delayOutliers) << " over 100 us; deepest queue " << l.maxQueue;
+    if (l.fullQueueNs > 0) o << ", full (1024) for " << formatDuration(l.fullQueueNs);
+    o << "\n";
+}
+
 void writeDevice(std::ostream& o, const DeviceMetrics& d) {
     o << "GPU " << d.device << (d.name.empty() ? "" : "  " + d.name) << "\n";
     char line[256];
@@ -73,6 +87,7 @@ void writeDevice(std::ostream& o, const DeviceMetrics& d) {
                           static_cast<long long>(q.stream), static_cast<unsigned long long>(q.launched), q.meanDepth);
             o << line;
         }
+    writeLaunchStats(o, d.launches);
     const IdleBreakdown& b = d.idle;
     if (b.idleNs <= 0) return;
     o << "\n  Why the GPU was idle (what the launching thread was doing):\n";

@@ -89,6 +89,18 @@ public:
         return r ? r.value() : nullptr;
     }
 
+    /// Loaded as recorded on a named GPU (deviceProperties' name, compute capability, SMs):
+    /// what the GPU peak table matches.
+    [[nodiscard]] std::shared_ptr<const model::Trace> loadOn(const std::string& gpuName,
+                                                             int computeMajor, int sms) const {
+        std::string text = json(computeMajor);
+        text.replace(text.find("Test GPU"), 8, gpuName);
+        const std::string numSms = "\"numSms\": 100";
+        text.replace(text.find(numSms), numSms.size(), "\"numSms\": " + std::to_string(sms));
+        auto r = importers::importBuffer(text);
+        return r ? r.value() : nullptr;
+    }
+
 private:
     TraceText& gpu(const char* cat, const std::string& name, int64_t ts, int64_t dur, int stream, int device,
                    const std::string& args) {

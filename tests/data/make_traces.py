@@ -7,6 +7,10 @@ Each trace shows one situation with numbers chosen so the answer is known by han
   dataloader_stall     3 steps: 6 ms in the DataLoader, then 2 ms of GPU work
   blocking_copy_sync   pageable cudaMemcpy H2D and a .item() sync every step
   cpu_only             ProfilerSteps of CPU operators, no GPU activity
+  unaligned_bf16_gemm  3 steps on an A100, each a bf16 aten::linear with K = 4100 on a 1 ms GEMM
+                       (33.6 TFLOP/s, far below the 312 TFLOP/s bf16 peak)
+  mha_attention_weights  3 steps on an H100 of nn.MultiheadAttention asked for its weights:
+                       bmm, softmax, bmm of [16, 8, 128, 128] scores instead of a fused kernel
   bad_input_mix        unsorted events, a negative duration, "N/A" time, a lone surrogate,
                        an E without B, an unterminated B
 """
@@ -57,11 +61,11 @@ class Gpu:
         self.events.append({"ph": "s", "id": c, "pid": 100, "tid": 100, "ts": ts, "cat": "ac2g", "name": "ac2g"})
         self.events.append({"ph": "f", "id": c, "pid": 0, "tid": 7, "ts": gts, "cat": "ac2g", "name": "ac2g", "bp": "e"})
 
-    def write(self, name, devices=True):
+    def write(self, name, devices=True, device=None):
         meta(self.events)
         doc = {"schemaVersion": 1, "traceEvents": self.events, "traceName": name + ".json"}
         if devices:
-            doc["deviceProperties"] = [DEVICE]
+            doc["deviceProperties"] = [device or DEVICE]
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(doc, f, indent=None, separators=(",", ":"))
             f.write("\n")
@@ -134,6 +138,51 @@ def cpu_only():
         f.write("\n")
 
 
+def unaligned_bf16_gemm():
+    g = Gpu()
+    t = BASE
+    bf16 = ["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"]
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 2000, "user_annotation")
+        g.cpu("aten::linear", t + 10, 40,
+              args={"Input Dims": [[4096, 4100], [1000, 4100], [1000]], "Input type": bf16})
+        g.launch("cudaLaunchKernel", t + 20, 10, "kernel", "ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_tn",
+                 t + 40, 1000, {"grid": [500, 1, 1], "block": [128, 1, 1]})
+        g.cpu("aten::relu", t + 60, 20, args={"Input Dims": [[4096, 1000]], "Input type": bf16[:1]})
+        g.launch("cudaLaunchKernel", t + 65, 8, "kernel",
+                 "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::launch_clamp_scalar>",
+                 t + 1045, 30, {"grid": [4000, 1, 1], "block": [128, 1, 1]})
+        t += 2000
+    a100 = dict(DEVICE, name="NVIDIA A100-SXM4-80GB", computeMajor=8, numSms=108)
+    g.write("unaligned_bf16_gemm", device=a100)
+
+
+def mha_attention_weights():
+    g = Gpu()
+    t = BASE
+    f = ["float", "float"]
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 1000, "user_annotation")
+        g.cpu("aten::_native_multi_head_attention", t + 10, 400)
+        g.cpu("aten::bmm", t + 20, 40, args={"Input Dims": [[128, 128, 64], [128, 64, 128]], "Input type": f})
+        g.launch("cudaLaunchKernel", t + 30, 8, "kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32",
+                 t + 45, 30, {"grid": [128, 1, 1], "block": [256, 1, 1]})
+        g.cpu("aten::_softmax", t + 70, 30,
+              args={"Input Dims": [[16, 8, 128, 128], [], []], "Input type": ["float", "Scalar", "Scalar"]})
+        g.launch("cudaLaunchKernel", t + 75, 8, "kernel",
+                 "void (anonymous namespace)::softmax_warp_forward<float, float, float, 7, false, false>",
+                 t + 85, 20, {"grid": [4096, 1, 1], "block": [128, 1, 1]})
+        g.cpu("aten::bmm", t + 110, 40, args={"Input Dims": [[128, 128, 128], [128, 128, 64]], "Input type": f})
+        g.launch("cudaLaunchKernel", t + 120, 8, "kernel", "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x64x32",
+                 t + 130, 30, {"grid": [128, 1, 1], "block": [256, 1, 1]})
+        g.cpu("aten::sum", t + 200, 30, args={"Input Dims": [[16, 8, 128, 128], [], [], []],
+                                              "Input type": ["float", "ScalarList", "Scalar", ""]})
+        g.launch("cudaLaunchKernel", t + 205, 8, "kernel", "void at::native::reduce_kernel<512, 1>",
+                 t + 215, 10, {"grid": [256, 1, 1], "block": [512, 1, 1]})
+        t += 1000
+    g.write("mha_attention_weights")
+
+
 def bad_input_mix():
     # Written as text: some of it is not what json.dump would write.
     ev = [
@@ -156,4 +205,6 @@ if __name__ == "__main__":
     dataloader_stall()
     blocking_copy_sync()
     cpu_only()
+    unaligned_bf16_gemm()
+    mha_attention_weights()
     bad_input_mix()

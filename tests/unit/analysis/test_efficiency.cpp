@@ -38,13 +38,7 @@ const std::vector<std::string> bf3{"c10::BFloat16", "c10::BFloat16", "c10::BFloa
 
 /// An A100 SXM4 80GB, as its deviceProperties say it.
 std::shared_ptr<const model::Trace> onA100(const TraceText& t) {
-    std::string json = t.json(8);
-    const auto name = json.find("Test GPU");
-    json.replace(name, 8, "NVIDIA A100-SXM4-80GB");
-    const auto sms = json.find("\"numSms\": 100");
-    json.replace(sms, 13, "\"numSms\": 108");
-    auto r = importers::importBuffer(json);
-    return r ? r.value() : nullptr;
+    return t.loadOn("NVIDIA A100-SXM4-80GB", 8, 108);
 }
 
 } // namespace

@@ -57,6 +57,46 @@ private Q_SLOTS:
         QCOMPARE(r.stats.kernels[0].totalNs, 100 * us);
     }
 
+    // HTA's launch statistics: short kernels, slow calls, launch-delay outliers, the queue.
+    void launchStatistics() {
+        TraceText t;
+        t.step(1, 0, 2000);
+        // Four launches on stream 7: calls of 5, 60, 5 and 5 us; kernels of 2, 100, 3 and 50 us.
+        const int64_t call[] = {5, 60, 5, 5}, at[] = {0, 10, 80, 90};
+        const int64_t start[] = {10, 200, 300, 303}, dur[] = {2, 100, 3, 50};
+        for (int i = 0; i < 4; ++i) {
+            const int c = t.nextCorrelation();
+            t.runtime("cudaLaunchKernel", at[i], call[i], c);
+            t.kernel("k", start[i], dur[i], c);
+        }
+        const LaunchStats& l = analyze(*t.load()).devices.at(0).launches;
+        QCOMPARE(l.items, uint64_t(4));
+        QCOMPARE(l.shorterThanLaunch, uint64_t(2)); // 2 < 5 and 3 < 5
+        QCOMPARE(l.slowCalls, uint64_t(1));         // the 60 us call
+        // Delays (start - call end): 5, 130, 215, 208 us: three over 100 us.
+        QCOMPARE(l.delayOutliers, uint64_t(3));
+        QCOMPARE(l.delayP50Ns, 208 * us); // the nearest rank of 4: index round(1.5) = 2
+        QCOMPARE(l.callP95Ns, 60 * us);
+        // Queued [5,10), [70,200), [85,300), [95,303): three deep over [95, 200).
+        QCOMPARE(l.maxQueue, 3u);
+        QCOMPARE(l.fullQueueNs, int64_t(0));
+    }
+
+    // 1100 launches 1 us apart, their kernels from 5 ms on, 1 us apart: the queue reaches 1024
+    // when the 1024th call returns (1024 us) and falls below once 77 kernels started (5076 us).
+    void aFullLaunchQueue() {
+        TraceText t;
+        t.step(1, 0, 10'000);
+        for (int i = 0; i < 1100; ++i) {
+            const int c = t.nextCorrelation();
+            t.runtime("cudaLaunchKernel", i, 1, c);
+            t.kernel("k", 5000 + i, 1, c);
+        }
+        const LaunchStats& l = analyze(*t.load()).devices.at(0).launches;
+        QCOMPARE(l.maxQueue, 1100u);
+        QCOMPARE(l.fullQueueNs, (5076 - 1024) * us);
+    }
+
     // A cancel flag stops the analysis before its first stage; cleared, the same trace is
     // analysed in full.
     void cancelStopsTheAnalysis() {

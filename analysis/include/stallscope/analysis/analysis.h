@@ -59,7 +59,9 @@ struct Thresholds {
     int64_t smallBatchMedianKernelNs = 20'000;
     double smallBatchMaxBlocksPerSm = 1.0;
     double noTensorCoresMinGemmShare = 0.10;
-    double fusionMinShare = 0.05; // chains of memory-bound kernels, of GPU busy time
+    double fusionMinShare = 0.05;    // chains of memory-bound kernels, of GPU busy time
+    double paddingMinShare = 0.05;   // unaligned 16/8-bit GEMMs' kernels, of GPU busy time
+    double attentionMinShare = 0.02; // unfused attention's kernels, of GPU busy time
     double lightModelMaxGflopPerStep =
         10.0; // matrix-multiply work per step below which the model is light
     double commExposedMinShare = 0.10;
@@ -212,6 +214,20 @@ struct StreamQueue {
     uint64_t launched = 0;
 };
 
+/// A GPU's launches as Holistic Trace Analysis' get_cuda_kernel_launch_stats and its queue
+/// counters see them (docs/analysis.md "Launch statistics"): each kernel, copy and memset
+/// starting in the window, with the runtime call that launched it.
+struct LaunchStats {
+    uint64_t items = 0;             // with a launch call
+    uint64_t shorterThanLaunch = 0; // ran shorter than the call that launched them
+    uint64_t slowCalls = 0;         // launch calls longer than 50 us (HTA's runtime_cutoff)
+    uint64_t delayOutliers = 0; // started > 100 us after their call returned (launch_delay_cutoff)
+    int64_t callP50Ns = 0, callP95Ns = 0;   // launch call durations
+    int64_t delayP50Ns = 0, delayP95Ns = 0; // GPU start - call end (0 when it started before)
+    uint32_t maxQueue = 0;                  // the most items a stream held launched but not started
+    int64_t fullQueueNs = 0;                // time a stream held >= 1024 (the launch queue's limit)
+};
+
 struct DeviceMetrics {
     int32_t device = -1;
     std::string name;
@@ -222,6 +238,7 @@ struct DeviceMetrics {
     int64_t commNs = 0, commOverlapNs = 0;
     std::vector<StepMetrics> steps;
     std::vector<StreamQueue> queues;
+    LaunchStats launches;
     int64_t utilizationBucketNs = 0;        // the option, widened to keep at most 100 000 buckets
     std::vector<double> utilizationSeries;  // per bucket from the window start
     IdleBreakdown idle;

@@ -31,6 +31,8 @@ struct OperatorCostRow {
     uint64_t outermostCalls = 0;       // not inside another operator of the cost table
     OperatorCost cost;                 // per call
     int64_t kernelNs = 0;              // GPU time launched by the outermost calls
+    int64_t tensorNs = 0;              // of kernelNs, their GEMM, convolution and attention kernels
+    uint32_t firstCall = UINT32_MAX;   // the slice of the first outermost call (evidence)
     uint64_t kernels = 0;
     int32_t device = -1; // where their kernels ran (-1: none, or several)
 };

@@ -50,6 +50,11 @@ struct OperatorCost {
     std::optional<double> bytes; // per call; nullopt without the inputs' types
     bool exact = true;           // false when an assumption stood in for a missing value
     std::string why;             // when not sized: what did not fit
+    // Matrix multiplies (mm, bmm, matmul, linear): one product's rows, columns and inner size
+    // (0 for other formulas) and its first matrix's element type as recorded ("" without
+    // types): what Tensor Cores need aligned.
+    int64_t m = 0, n = 0, k = 0;
+    std::string matrixType;
 };
 
 /// Bytes of one element of a tensor's "Input type" as the profiler writes it (caffe2's
