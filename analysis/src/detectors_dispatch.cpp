@@ -6,6 +6,7 @@
 #include "arg_values.h"
 #include "detectors.h"
 
+#include "stallscope/analysis/efficiency.h"
 #include "stallscope/analysis/flop_model.h"
 #include "stallscope/analysis/name_rules.h"
 
@@ -82,17 +83,6 @@ MatmulWork matmulWork(const Context& c) {
         }
     }
     return w;
-}
-
-std::string fmtGflop(double flops) {
-    char b[48];
-    if (flops >= 1e12)
-        std::snprintf(b, sizeof b, "%.1f TFLOP", flops / 1e12);
-    else if (flops >= 1e9)
-        std::snprintf(b, sizeof b, "%.1f GFLOP", flops / 1e9);
-    else
-        std::snprintf(b, sizeof b, "%.2f GFLOP", flops / 1e9);
-    return b;
 }
 
 /// One subject's idle time charged to the host's dispatch, and the evidence its finding is
@@ -275,27 +265,28 @@ void appendMatmulText(Finding& f, const DispatchEvidence& e, bool anySteps, std:
     const std::string per = anySteps ? " per step" : " in the window";
     const auto mf = [&](const char* stat) { return ClaimParams().str("stat", stat); };
     if (e.shapesKnown)
-        text += " Matrix multiplies, convolutions and attention do " +
-                said(f, fmtGflop(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) +
-                per + " (input shapes of " +
-                said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
-                     double(work->withShapes)) +
-                " operators" +
-                (work->read < work->ops ? " read of " +
-                                              said(f, std::to_string(work->ops), "matmul_flops",
-                                                   mf("ops"), double(work->ops)) +
-                                              ", the rest extrapolated"
-                 : work->withShapes < work->ops
-                     ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
-                                     double(work->ops))
-                     : std::string()) +
-                (work->upperBound ? "; convolutions whose strides the trace does not record at " +
-                                        saidConstant(f, "stride 1", "the FLOP count's assumption") +
-                                        ", an upper bound)"
-                                  : std::string(")")) +
-                (e.light ? ": the model is light, the GPU finishes it faster than the host can "
-                           "issue it."
-                         : ": the model is not light, the host side is what is slow.");
+        text +=
+            " Matrix multiplies, convolutions and attention do " +
+            said(f, formatFlops(work->perStep()), "matmul_flops", mf("flops"), work->perStep()) +
+            per + " (input shapes of " +
+            said(f, std::to_string(work->withShapes), "matmul_flops", mf("with_shapes"),
+                 double(work->withShapes)) +
+            " operators" +
+            (work->read < work->ops ? " read of " +
+                                          said(f, std::to_string(work->ops), "matmul_flops",
+                                               mf("ops"), double(work->ops)) +
+                                          ", the rest extrapolated"
+             : work->withShapes < work->ops
+                 ? " of " + said(f, std::to_string(work->ops), "matmul_flops", mf("ops"),
+                                 double(work->ops))
+                 : std::string()) +
+            (work->upperBound ? "; convolutions whose strides the trace does not record at " +
+                                    saidConstant(f, "stride 1", "the FLOP count's assumption") +
+                                    ", an upper bound)"
+                              : std::string(")")) +
+            (e.light ? ": the model is light, the GPU finishes it faster than the host can "
+                       "issue it."
+                     : ": the model is not light, the host side is what is slow.");
     else if (!e.hostOnly && work->ops == 0)
         text += " Whether the model itself is light cannot be told: the " +
                 std::string(anySteps ? "step" : "window") +

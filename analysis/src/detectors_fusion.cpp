@@ -44,10 +44,16 @@ void detectFusionCandidates(const DetectorInput& in, Findings& out) {
         const DeviceMetrics* d = deviceMetrics(in.result, dev.device);
         if (!d || d->busyNs <= 0) continue;
         const FusionChains fc = fusionChains(c, dev, c.window.startNs, c.window.endNs);
-        int64_t ns = 0, fusedAwayNs = 0;
-        size_t kernels = 0;
+        int64_t ns = 0, fusedAwayNs = 0, optimizerNs = 0;
+        size_t kernels = 0, chains = 0, optimizerChains = 0;
         std::map<std::string, Signature> bySignature;
         for (const FusionChain& ch : fc.chains) {
+            if (ch.optimizer) { // a fused optimizer's work, not the model's
+                ++optimizerChains;
+                optimizerNs += ch.ns;
+                continue;
+            }
+            ++chains;
             ns += ch.ns;
             fusedAwayNs += ch.ns - s.dur[ch.longest];
             kernels += ch.kernels.size();
@@ -65,6 +71,7 @@ void detectFusionCandidates(const DetectorInput& in, Findings& out) {
         Finding f = makeFinding(c, FindingKind::FusionCandidates, dev.device, fusedAwayNs);
         f.replayFix = Fix::FuseKernels;
         for (const FusionChain& ch : fc.chains) {
+            if (ch.optimizer) continue;
             f.ranges.push_back({s.start[ch.kernels.front()], s.end(ch.kernels.back())});
             if (ch.signature == top->first)
                 for (size_t i = 0; i < ch.kernels.size() && f.evidence.size() < 30; ++i)
@@ -86,8 +93,7 @@ void detectFusionCandidates(const DetectorInput& in, Findings& out) {
         if (names.size() > 4) ops += " and others";
         f.title = "Chains of small memory-bound kernels run one after another";
         f.explanation =
-            said(f, std::to_string(fc.chains.size()), "fusion_chains", stat("chains"),
-                 double(fc.chains.size())) +
+            said(f, std::to_string(chains), "fusion_chains", stat("chains"), double(chains)) +
             " chains of " + saidConstant(f, "3", "the shortest chain counted") +
             " or more elementwise, reduction and normalisation kernels ran back to back on one "
             "stream: " +
@@ -106,6 +112,14 @@ void detectFusionCandidates(const DetectorInput& in, Findings& out) {
             "intermediate results stay on the chip. The estimate takes a fused chain to cost as "
             "long as its "
             "longest kernel.";
+        if (optimizerChains > 0)
+            f.explanation +=
+                " Left out: " +
+                said(f, std::to_string(optimizerChains), "fusion_chains", stat("optimizer_chains"),
+                     double(optimizerChains)) +
+                " chains launched inside the optimizer (" +
+                saidNs(f, optimizerNs, "fusion_chains", stat("optimizer_ns")) +
+                "), whose fix is a fused or foreach optimizer, not compiling the model.";
         const bool compiled = c.anyNamed(kNcCompiledRegion);
         f.fix = compiled
                     ? "These chains run outside the compiled regions: compile the code that "

@@ -28,6 +28,13 @@ std::string_view launchingOperator(const Context& c, uint32_t slice) {
             name = c.name(p.index());
     return name;
 }
+/// Whether a GPU slice was launched inside the optimizer (an ancestor of its launch call).
+bool launchedByOptimizer(const Context& c, uint32_t slice) {
+    const SliceTable& s = c.trace.slices();
+    for (SliceId p = c.trace.launchOf(SliceId(slice)); p.valid(); p = s.parent[p.index()])
+        if (c.is(p.index(), kNcOptimizer)) return true;
+    return false;
+}
 } // namespace
 
 FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t lo, int64_t hi) {
@@ -46,8 +53,10 @@ FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t l
                 ch.signature +=
                     (ch.signature.empty() ? "" : " > ") + std::string(op.empty() ? "?" : op);
             }
-            for (uint32_t k : run)
-                if (k != ch.longest) out.fusedAway.insert(k);
+            ch.optimizer = launchedByOptimizer(c, run.front());
+            if (!ch.optimizer)
+                for (uint32_t k : run)
+                    if (k != ch.longest) out.fusedAway.insert(k);
             out.chains.push_back(std::move(ch));
         }
         run.clear();
@@ -55,10 +64,14 @@ FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t l
     for (uint32_t w : dev.work) {
         std::vector<uint32_t>& run = runOf[s.track[w].index()];
         const bool inside = s.start[w] >= lo && s.start[w] < hi;
-        if (inside && fusableKernel(c, w))
-            run.push_back(w);
-        else
+        if (!inside || !fusableKernel(c, w)) {
             close(run);
+            continue;
+        }
+        // A run is the model's or the optimizer's, never both.
+        if (!run.empty() && launchedByOptimizer(c, run.front()) != launchedByOptimizer(c, w))
+            close(run);
+        run.push_back(w);
     }
     for (auto& [track, run] : runOf) close(run);
     std::sort(out.chains.begin(), out.chains.end(),

@@ -18,11 +18,14 @@ struct FusionChain {
     int64_t ns = 0;                // their summed time
     uint32_t longest = 0;          // the longest kernel (what a fused kernel is taken to cost)
     std::string signature;         // the launching operators' names, " > " between
+    // Launched inside the optimizer (Optimizer.step#..., optimizer.py): a fused or foreach
+    // optimizer is their fix, not compiling the model; not fused by the replay.
+    bool optimizer = false;
 };
 
 struct FusionChains {
     std::vector<FusionChain> chains;        // in the window, by first kernel's start
-    std::unordered_set<uint32_t> fusedAway; // every chain kernel but its longest
+    std::unordered_set<uint32_t> fusedAway; // every model chain's kernel but its longest
 };
 
 /// True for a kernel a fusing compiler would merge with its neighbours: the catalogue's
@@ -30,7 +33,7 @@ struct FusionChains {
 bool fusableKernel(const Context& c, uint32_t slice);
 
 /// The chains of `dev`'s work in [lo, hi): maximal runs of at least kFusionMinChain fusable
-/// kernels, consecutive on their stream.
+/// kernels, consecutive on their stream, all launched inside the optimizer or all outside it.
 FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t lo, int64_t hi);
 
 } // namespace stallscope::analysis::detail

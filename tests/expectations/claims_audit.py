@@ -539,7 +539,7 @@ def fusion_chains(ctx, dev):
     if key in ctx._att:
         return ctx._att[key]
     win = ctx.jwin
-    runs, chains = {}, []
+    runs, chains, opt = {}, [], {}
 
     def close(run):
         if len(run) >= 3:
@@ -551,19 +551,41 @@ def fusion_chains(ctx, dev):
         run = runs.setdefault((g.pid, g.tid), [])
         ok = (g.kind == "kernel" and win.start <= g.ts < win.end and not g.name.startswith("triton_")
               and ctx.tr.kernels.classify(g.name)["family"] in FUSABLE)
-        if ok:
-            run.append(g)
-        else:
+        if not ok:
             close(run)
+            continue
+        opt[g.idx] = in_optimizer(ctx.tr, g)
+        if run and opt[run[0].idx] != opt[g.idx]:
+            close(run)   # the model's and the optimizer's kernels are chained apart
+        run.append(g)
     for run in runs.values():
         close(run)
-    ctx._att[key] = chains
-    return chains
+    ctx._att[key] = ([ch for ch in chains if not opt[ch[0].idx]], [ch for ch in chains if opt[ch[0].idx]])
+    return ctx._att[key]
+
+
+def in_optimizer(tr, g):
+    """A GPU slice launched inside the optimizer: an ancestor of its launch call named as
+    docs/analysis.md's optimizer rule says (Optimizer.step#/zero_grad#, optimizer.py, an
+    optim ": step")."""
+    lt = tr.launch_of.get(g.corr) if g.corr is not None else None
+    q = lt.parent if lt is not None else None
+    while q is not None:
+        n = q.name
+        if n.startswith(("Optimizer.step#", "Optimizer.zero_grad#")) or "optimizer.py" in n or \
+                (": step" in n and "optim" in n):
+            return True
+        q = q.parent
+    return False
 
 
 def m_fusion_chains(ctx, p):
-    chains = fusion_chains(ctx, p["device"])
+    chains, optimizer = fusion_chains(ctx, p["device"])
     st = p.get("stat")
+    if st == "optimizer_chains":
+        return len(optimizer)
+    if st == "optimizer_ns":
+        return sum(g.end - g.ts for ch in optimizer for g in ch)
 
     def signature(ch):
         names = []
