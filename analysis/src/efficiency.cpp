@@ -14,11 +14,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace stallscope::analysis {
 
 using namespace model;
+using Dims = std::vector<int64_t>;
 
 namespace {
 
@@ -38,6 +40,7 @@ struct Call {
 struct Read {
     std::string key; // dims, types and concrete inputs, kSep between
     OperatorCost cost;
+    OperatorInputs in; // kept for convolutions and their backward only (convOutputsFromBackward)
 };
 
 struct KernelRef {
@@ -240,6 +243,38 @@ void addModelFlops(const Trace& t, const std::vector<Call>& calls, Efficiency& e
         if (row.device >= 0) row.device = e.devices[size_t(row.device)].device;
 }
 
+/// Forward convolutions whose strides are not recorded (the 2021 traces) take their output
+/// size from the grad_output of backward calls with the same input and weight shapes, when
+/// those all agree on one: their FLOPs are then exact instead of a stride-1 upper bound.
+void convOutputsFromBackward(const Trace& t, const FlopModel& model,
+                             const std::vector<uint32_t>& slices, std::vector<Read>& reads) {
+    const SliceTable& s = t.slices();
+    std::map<std::pair<Dims, Dims>, std::set<Dims>> outputs; // (x, w) -> grad_output spatial
+    const auto dimsAt = [](const OperatorInputs& in, int i) -> const Dims* {
+        return i >= 0 && size_t(i) < in.dims.size() ? &in.dims[size_t(i)] : nullptr;
+    };
+    for (size_t k = 0; k < slices.size(); ++k) {
+        const FlopModel::Rule& r = *model.find(t.str(s.name[slices[k]]));
+        if (r.formula != FlopFormula::ConvBackward || !reads[k].cost.sized) continue;
+        const Dims* g = dimsAt(reads[k].in, r.at[FlopModel::Gout]);
+        const Dims* x = dimsAt(reads[k].in, r.at[FlopModel::X]);
+        const Dims* w = dimsAt(reads[k].in, r.at[FlopModel::W]);
+        if (g && x && w && g->size() > 2 && g->size() == x->size())
+            outputs[{*x, *w}].insert(Dims(g->begin() + 2, g->end()));
+    }
+    for (size_t k = 0; k < slices.size() && !outputs.empty(); ++k) {
+        const FlopModel::Rule& r = *model.find(t.str(s.name[slices[k]]));
+        if (r.formula != FlopFormula::Conv || reads[k].cost.exact) continue;
+        const Dims* x = dimsAt(reads[k].in, r.at[FlopModel::X]);
+        const Dims* w = dimsAt(reads[k].in, r.at[FlopModel::W]);
+        const auto it = x && w ? outputs.find({*x, *w}) : outputs.end();
+        if (it == outputs.end() || it->second.size() != 1) continue;
+        reads[k].in.outSpatial = *it->second.begin();
+        const OperatorCost c = FlopModel::cost(r, reads[k].in);
+        if (c.sized && c.exact) reads[k].cost = c;
+    }
+}
+
 /// The operator rows by work, the notes on what could not be costed.
 void finishOperators(Efficiency& e) {
     std::sort(e.operators.begin(), e.operators.end(),
@@ -313,11 +348,15 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
                         in.concrete = detail::parseStrings(a.json);
                     }
                 }
-            reads[k].cost = FlopModel::cost(*model.find(t.str(s.name[slices[k]])), in);
+            const FlopModel::Rule& rule = *model.find(t.str(s.name[slices[k]]));
+            reads[k].cost = FlopModel::cost(rule, in);
             reads[k].key = dims + kSep + types + kSep + concrete;
+            if (rule.formula == FlopFormula::Conv || rule.formula == FlopFormula::ConvBackward)
+                reads[k].in = std::move(in);
         },
         cancel);
     if (!done) return e;
+    convOutputsFromBackward(t, model, slices, reads);
 
     std::unordered_map<std::string, uint32_t> rowOf;
     std::vector<Call> calls(slices.size());

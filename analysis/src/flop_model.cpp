@@ -218,6 +218,7 @@ Dims convOutSpatial(const Reader& rd, const Dims& x, const Dims& w, bool& exact)
     const Dims pad = pc && *pc == "valid" ? Dims(nd, 0) : values(FlopModel::Padding, 0, known);
     const Dims dil = values(FlopModel::Dilation, 1, known);
     if (!known) {
+        if (rd.in.outSpatial.size() == nd) return rd.in.outSpatial; // from its backward
         exact = false;
         return in;
     }

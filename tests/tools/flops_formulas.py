@@ -339,7 +339,7 @@ def _conv_params(p, concrete, nsp):
     return stride, padding, dilation, True
 
 
-def _conv(p, dims, concrete):
+def _conv(p, dims, concrete, out_spatial=None):
     x, w = _arg(dims, p["x"]), _arg(dims, p["w"])
     if x is None or w is None or len(w) < 3 or len(x) != len(w):
         return None
@@ -352,6 +352,9 @@ def _conv(p, dims, concrete):
     if params is None:
         return None
     stride, padding, dilation, exact = params
+    # Not recorded here, the output size may be known from the backward of the same input and
+    # weight shapes (operator_cost's out_spatial): then the count is exact.
+    hinted = not exact and not transposed and out_spatial is not None and len(out_spatial) == nsp
     groups_s = _concrete(concrete, p.get("groups"))
     groups = 1
     if groups_s is not None:
@@ -367,7 +370,9 @@ def _conv(p, dims, concrete):
         # out padding, kernel and output_padding); channels w[1] * groups.
         out_numel = batch * w[1] * groups * _numel([i * s for i, s in zip(in_sp, stride)])
     else:
-        if padding == "same":
+        if hinted:
+            out_sp, exact = list(out_spatial), True
+        elif padding == "same":
             out_sp = list(in_sp)
         else:
             out_sp = [(i + 2 * pd - dl * (k - 1) - 1) // s + 1
@@ -493,11 +498,13 @@ FORMULAS = {"mm": _mm, "bmm": _bmm, "matmul": _matmul, "linear": _linear, "conv"
 
 # ---------------------------------------------------------------------------------------
 
-def operator_cost(name, input_dims, input_types=None, concrete_inputs=None):
+def operator_cost(name, input_dims, input_types=None, concrete_inputs=None, out_spatial=None):
     """The Cost of one call of `name`, or None when the operator is not in the table.
 
     input_dims: the "Input Dims" list; input_types: "Input type" (None when the trace has
-    none: bytes are then None); concrete_inputs: "Concrete Inputs" or None."""
+    none: bytes are then None); concrete_inputs: "Concrete Inputs" or None; out_spatial: a
+    convolution's output spatial sizes when known from elsewhere (its backward's grad_output),
+    used when its stride, padding or dilation are not recorded."""
     rule = TABLE.get(name)
     if rule is None:
         return None
@@ -525,6 +532,8 @@ def operator_cost(name, input_dims, input_types=None, concrete_inputs=None):
         # weight's type; the weight table itself is not counted.
         res = (0, 2 * _numel(idx) * w[1], True)
         skip_bytes.add(p["w"])
+    elif formula == "conv":
+        res = _conv(p, dims, concrete, out_spatial)
     else:
         res = FORMULAS[formula](p, dims, concrete)
     if res is None:
@@ -619,6 +628,10 @@ def _self_test():
     r = c("aten::conv2d", dims, types)
     check("conv2d no concrete", r.flops, 2 * 32 * 224 * 224 * 64 * 3 * 7 * 7)  # 30,211,571,712
     check("conv2d no concrete exact", r.exact, False)
+    # ... unless the output size is known from the backward of the same shapes.
+    r = operator_cost("aten::conv2d", dims, types, None, [112, 112])
+    check("conv2d output from backward", r.flops, 7552892928)
+    check("conv2d output from backward exact", r.exact, True)
     r = c("aten::conv2d", dims, types, ["", "", "", "[2, 2]", "", "[1, 1]", "1"])
     check("conv2d empty padding", r.flops, 30211571712)
     check("conv2d empty padding exact", r.exact, False)

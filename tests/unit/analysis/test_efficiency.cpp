@@ -95,6 +95,13 @@ private slots:
         c = costOf("aten::conv2d", {{32, 3, 224, 224}, {64, 3, 7, 7}, {}, {}, {}, {}, {}}, types);
         QVERIFY(c.sized && !c.exact);
         QCOMPARE(c.flops, 2.0 * 32 * 224 * 224 * 64 * 3 * 7 * 7);
+        // ... unless the backward of the same input and weight says the output's size.
+        c = FlopModel::cost(
+            *FlopModel::builtIn().find("aten::conv2d"),
+            OperatorInputs{
+                {{32, 3, 224, 224}, {64, 3, 7, 7}, {}, {}, {}, {}, {}}, types, {}, {112, 112}});
+        QVERIFY(c.sized && c.exact);
+        QCOMPARE(c.flops, 7552892928.0);
         // A single int applies to every spatial dimension; 'same' keeps the size.
         QCOMPARE(costOf("aten::conv2d", {{1, 8, 10, 10}, {4, 8, 3, 3}, {}, {}, {}, {}, {}}, types,
                         {"", "", "", "1", "'same'", "1", "1"})
@@ -342,6 +349,39 @@ private slots:
                 QCOMPARE(row.outermostCalls, uint64_t(0));
             }
         QVERIFY(sawAddmm);
+    }
+
+    void convolutionOutputsFromTheirBackward() {
+        // A 2021-style forward without strides, and its backward: grad_output [32,64,112,112]
+        // gives the forward's output, so its FLOPs are exact (2*32*112*112*64*3*7*7).
+        const auto withBackwards = [](std::vector<std::string> gradOutputs) {
+            TraceText t;
+            t.step(1, 0, 1000);
+            shapedOp(t, "aten::conv2d", 10, 50,
+                     "[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], []]",
+                     R"(["float", "float", "", "", "", "", ""])");
+            t.launch("volta_scudnn_128x64_relu_interior_nn_v1", 20, 10, 100, 100);
+            int64_t at = 300;
+            for (const std::string& g : gradOutputs) {
+                shapedOp(t, "aten::convolution_backward", at, 50,
+                         "[" + g +
+                             ", [32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], [], []]",
+                         R"(["float", "float", "float", "", "", "", "", "", "", "", ""])");
+                t.launch("volta_scudnn_128x64_stridedB_interior_nn_v1", at + 10, 10, at + 100, 100);
+                at += 250;
+            }
+            const AnalysisResult r = analyze(*t.load(7));
+            for (const OperatorCostRow& row : r.efficiency.operators)
+                if (row.name == "aten::conv2d") return row.cost;
+            return OperatorCost{};
+        };
+        OperatorCost c = withBackwards({"[32, 64, 112, 112]"});
+        QVERIFY(c.sized && c.exact);
+        QCOMPARE(c.flops, 7552892928.0);
+        // Backwards that disagree say nothing: the stride-1 upper bound stays.
+        c = withBackwards({"[32, 64, 112, 112]", "[32, 64, 56, 56]"});
+        QVERIFY(c.sized && !c.exact);
+        QCOMPARE(c.flops, 2.0 * 32 * 224 * 224 * 64 * 3 * 7 * 7);
     }
 
     void withoutShapesOrPeaks() {

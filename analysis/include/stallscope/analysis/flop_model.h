@@ -42,6 +42,10 @@ struct OperatorInputs {
     std::vector<std::vector<int64_t>> dims;
     std::vector<std::string> types;
     std::vector<std::string> concrete;
+    // A convolution's output spatial sizes known from elsewhere (the grad_output of its
+    // backward with the same input and weight shapes): used when its stride, padding or
+    // dilation are not recorded.
+    std::vector<int64_t> outSpatial;
 };
 
 struct OperatorCost {
