@@ -319,7 +319,6 @@ Efficiency computeEfficiency(const Trace& t, const AnalysisResult& r,
         if (fresh) it->second = model.find(t.str(s.name[i]));
         return it->second;
     };
-
     // The window's calls of table operators, read back with their inputs.
     std::vector<uint32_t> slices;
     for (uint32_t ti = 0; ti < t.tracks().size(); ++ti) {
