@@ -83,7 +83,7 @@ void detectGemmPadding(const DetectorInput& in, Findings& out) {
             // Far below the roofline: under half of what the GPU's peak for the type and its
             // memory bandwidth allow at this shape's intensity. Without peaks, every one counts.
             if (de.peak && row.cost.bytes && *row.cost.bytes > 0) {
-                const Precision p = alignmentOf(row.cost.matrixType) == 16 ? Precision::FP8
+                const Precision p = align == 16 ? Precision::FP8
                                     : row.cost.matrixType.find("BFloat16") != std::string::npos
                                         ? Precision::BF16
                                         : Precision::FP16;

@@ -41,6 +41,7 @@ FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t l
     const SliceTable& s = c.trace.slices();
     FusionChains out;
     std::map<uint32_t, std::vector<uint32_t>> runOf; // stream track -> the open run
+    std::map<uint32_t, bool> optimizerRun;           // stream track -> its run is the optimizer's
     auto close = [&](std::vector<uint32_t>& run) {
         if (run.size() >= kFusionMinChain) {
             FusionChain ch;
@@ -69,8 +70,10 @@ FusionChains fusionChains(const Context& c, const DeviceActivity& dev, int64_t l
             continue;
         }
         // A run is the model's or the optimizer's, never both.
-        if (!run.empty() && launchedByOptimizer(c, run.front()) != launchedByOptimizer(c, w))
-            close(run);
+        const bool optimizer = launchedByOptimizer(c, w);
+        bool& runOptimizer = optimizerRun[s.track[w].index()];
+        if (!run.empty() && runOptimizer != optimizer) close(run);
+        runOptimizer = optimizer;
         run.push_back(w);
     }
     for (auto& [track, run] : runOf) close(run);
