@@ -184,4 +184,31 @@ size_t GzipByteStream::read(char* dst, size_t n) {
     return produced;
 }
 
+base::Result<std::string> readWholeFile(const std::string& path, uint64_t limit,
+                                        const std::string& what) {
+    using base::Error;
+    using base::ErrorKind;
+    auto file = std::make_unique<FileByteStream>(path);
+    if (file->state() == StreamState::IoError)
+        return Error{ErrorKind::Unreadable, file->message(), UINT64_MAX};
+    char magic[2] = {0, 0};
+    {
+        FileByteStream peek(path);
+        peek.read(magic, 2);
+    }
+    std::unique_ptr<ByteStream> in = std::move(file);
+    if (looksGzip(magic, 2)) in = std::make_unique<GzipByteStream>(std::move(in), false);
+    std::string text;
+    std::vector<char> buf(size_t(1) << 16);
+    for (size_t n; (n = in->read(buf.data(), buf.size())) > 0;) {
+        text.append(buf.data(), n);
+        if (text.size() > limit)
+            return Error{ErrorKind::TooLarge,
+                         what + " of more than " + std::to_string(limit >> 20) + " MiB"};
+    }
+    if (in->state() == StreamState::Corrupt || in->state() == StreamState::IoError)
+        return Error{ErrorKind::CorruptGzip, in->message(), in->problemOffset()};
+    return text;
+}
+
 } // namespace stallscope::importers

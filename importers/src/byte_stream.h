@@ -5,6 +5,8 @@
 // text can be read back later without keeping the uncompressed text.
 #include "gzip_index.h"
 
+#include "stallscope/base/result.h"
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -97,5 +99,10 @@ private:
 
 /// True when `bytes` starts with the gzip magic number.
 bool looksGzip(const char* bytes, size_t n);
+
+/// A whole file in memory, inflated when it is gzip-compressed; `what` names the content
+/// in the error said when it is over `limit` bytes ("a memory timeline").
+base::Result<std::string> readWholeFile(const std::string& path, uint64_t limit,
+                                        const std::string& what);
 
 } // namespace stallscope::importers

@@ -443,11 +443,13 @@ struct ChromeImport {
         // What a partial trace has of what finish() below gives the whole one.
         auto preparePartial = [&](model::TraceBuilder& copy) {
             model::TraceMetadata& cmd = copy.metadata();
-            cmd.sourcePath = input.path;
+            cmd.sourcePath = input.describedAs.empty() ? input.path : input.originalPath;
             cmd.compressed = gzip;
             cmd.bareArray = envelope.bareArray;
             cmd.eventsArrayEnd = merger.eventsEnd();
-            cmd.formatName = describeFormat(copy, envelope.bareArray) + ", partly read";
+            cmd.formatName = (input.describedAs.empty() ? describeFormat(copy, envelope.bareArray)
+                                                        : input.describedAs) +
+                             ", partly read";
             if (cmd.baseTimeNs) copy.setTimeBase(*cmd.baseTimeNs);
             // Args are read back from a plain file's text (a .gz's index is not complete yet).
             if (options.keepEventSource && !gzip && !input.memory && !input.path.empty())
@@ -596,6 +598,13 @@ struct ChromeImport {
             }
         }
         md.formatName = describeFormat(builder, envelope.bareArray);
+        if (!input.describedAs.empty()) {
+            md.formatName = input.describedAs;
+            md.sourcePath = input.originalPath;
+            st.inputBytes = input.originalBytes;
+        }
+        for (const auto& [kind, text] : input.notes)
+            builder.diagnostics().add(kind, model::Diagnostics::kNoOffset, text);
         st.seconds =
             std::chrono::duration<double>(Clock::now() - t0).count(); // finish() adds finalize
         auto trace = builder.finish();

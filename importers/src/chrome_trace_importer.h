@@ -10,6 +10,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace stallscope::importers {
 
@@ -18,6 +20,12 @@ struct ChromeInput {
     GzipByteStream* gzip = nullptr;              // the same stream when it is gzip
     std::string path;                            // empty for memory input
     std::shared_ptr<const std::string> memory;   // plain text held in memory
+    // Text translated from another format (kineto_text.h): what `info` calls it, the file it
+    // was read from and that file's size.
+    std::string describedAs;
+    std::string originalPath;
+    uint64_t originalBytes = 0;
+    std::vector<std::pair<model::DiagnosticKind, std::string>> notes; // said as diagnostics
 };
 
 Result<std::shared_ptr<const model::Trace>> importChromeTrace(ChromeInput input,

@@ -71,11 +71,6 @@ bool isXSpace(const ContentProbe& p) {
     return j < b.size() && (b[j] == 0x08 || b[j] == 0x12 || b[j] == 0x1a);
 }
 
-/// rocprofv3's JSON is one object whose (only) key is "rocprofiler-sdk-tool".
-bool isRocprofJson(const ContentProbe& p) {
-    return firstObjectKey(p.content()) == "rocprofiler-sdk-tool";
-}
-
 bool isPickle(const ContentProbe& p) {
     return readPickleHeader(p.content()).pickle;
 }
@@ -96,19 +91,6 @@ bool isHtml(const ContentProbe& p) {
 
 bool isSqlite(const ContentProbe& p) {
     return looksSqlite(p.content());
-}
-
-/// nsys export --type sqlite: CUPTI_ACTIVITY_KIND_* and TARGET_INFO_* tables, or NVTX_EVENTS
-/// with the StringIds table every export has.
-bool isNsightSqlite(const ContentProbe& p) {
-    if (!isSqlite(p)) return false;
-    const SqliteSchema& s = p.sqlite();
-    return s.has("CUPTI_ACTIVITY_KIND_*") || s.has("TARGET_INFO_*") ||
-           (s.has("NVTX_EVENTS") && s.has("StringIds"));
-}
-
-bool isRpdSqlite(const ContentProbe& p) {
-    return isSqlite(p) && p.sqlite().has("rocpd_*");
 }
 
 /// A table name as one line of text: valid UTF-8, no line breaks, no open bidi override.
@@ -140,14 +122,6 @@ std::string sqliteDetail(const ContentProbe& p) {
 
 // The rows of the formats that came before file_formats.def; a new format defines its row
 // beside its reader.
-const FileFormat kFormatRocprofJson{
-    InputFormat::RocprofJson,
-    "rocprofv3 JSON",
-    isRocprofJson,
-    nullptr,
-    "a rocprofv3 JSON (rocprofv3 --output-format json), not a Kineto trace",
-    "Stallscope does not read rocprofv3 output yet — profile the PyTorch run with "
-    "torch.profiler (it records the HIP kernels on ROCm) and open its trace"};
 const FileFormat kFormatGzip{InputFormat::Gzip, "gzip", isGzipJson, importGzip};
 const FileFormat kFormatChromeJson{InputFormat::ChromeJson, "Chrome/Kineto JSON", isPlainJson,
                                    importJson};
@@ -181,23 +155,6 @@ const FileFormat kFormatHtml{
     "an HTML page",
     "it is not a trace — open it in a web browser; Stallscope reads the Chrome/Kineto "
     "JSON trace (plain or gzip) a page was made from"};
-const FileFormat kFormatNsightSqlite{
-    InputFormat::NsightSqlite,
-    "Nsight Systems SQLite export",
-    isNsightSqlite,
-    nullptr,
-    "an Nsight Systems SQLite export (nsys export --type sqlite)",
-    "Stallscope does not read Nsight exports yet — export the PyTorch run with "
-    "torch.profiler instead"};
-const FileFormat kFormatRpdSqlite{
-    InputFormat::RpdSqlite,
-    "RPD (rocmProfileData) SQLite",
-    isRpdSqlite,
-    nullptr,
-    "an RPD (rocmProfileData) SQLite profile (rocpd_* tables)",
-    "Stallscope does not read RPD profiles yet — profile the PyTorch run with "
-    "torch.profiler instead (rocmProfileData's tools/rpd2tracing.py converts RPD to a "
-    "Chrome trace for viewing)"};
 const FileFormat kFormatSqlite{
     InputFormat::Sqlite,
     "SQLite",

@@ -29,33 +29,10 @@ namespace {
 
 constexpr uint64_t kMaxTimelineBytes = uint64_t(1) << 31; // a timeline is rows of four numbers
 
-Result<std::string> readAll(const fs::path& path) {
-    auto file = std::make_unique<FileByteStream>(path.string());
-    if (file->state() == StreamState::IoError)
-        return Error{ErrorKind::Unreadable, file->message(), UINT64_MAX};
-    char magic[2] = {0, 0};
-    {
-        FileByteStream peek(path.string());
-        peek.read(magic, 2);
-    }
-    std::unique_ptr<ByteStream> in = std::move(file);
-    if (looksGzip(magic, 2)) in = std::make_unique<GzipByteStream>(std::move(in), false);
-    std::string text;
-    char buf[1 << 16];
-    for (size_t n; (n = in->read(buf, sizeof buf)) > 0;) {
-        text.append(buf, n);
-        if (text.size() > kMaxTimelineBytes)
-            return Error{ErrorKind::TooLarge, "a memory timeline of more than 2 GiB of text"};
-    }
-    if (in->state() == StreamState::Corrupt || in->state() == StreamState::IoError)
-        return Error{ErrorKind::CorruptGzip, in->message(), in->problemOffset()};
-    return text;
-}
-
 Result<std::shared_ptr<const model::Trace>> importTimeline(const fs::path& path,
                                                            const ImportOptions&) {
     const auto started = std::chrono::steady_clock::now();
-    auto text = readAll(path);
+    auto text = readWholeFile(path.string(), kMaxTimelineBytes, "a memory timeline");
     if (!text) return text.error();
     simdjson::dom::parser parser;
     simdjson::dom::element doc;

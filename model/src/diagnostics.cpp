@@ -34,6 +34,9 @@ const DiagnosticInfo& diagnosticInfo(DiagnosticKind kind) {
          "times beyond the year 2116 or before 1824 (clamped there)"},
         {"invalid_escape", Severity::Warning,
          "string escapes that are not UTF-16 (replaced by '?')"},
+        {"source_not_read", Severity::Info,
+         "records of the profiler's file that Stallscope does not read (counted)"},
+        {"source_lacks", Severity::Info, "what the profiler's file does not record"},
     }};
     return kInfo[static_cast<size_t>(kind)];
 }

@@ -35,4 +35,43 @@ inline std::string sqliteDatabase(const std::vector<std::string>& tables, bool w
     return ok ? readFile(path) : std::string();
 }
 
+/// The bytes of a database made by running `sql` (its tables and rows). Empty on failure.
+inline std::string sqliteFromSql(const std::string& sql) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("made.sqlite").toStdString();
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return {};
+    }
+    const bool ok = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok ? readFile(path) : std::string();
+}
+
+/// An Nsight-like export whose CUPTI_ACTIVITY_KIND_KERNEL table holds `rows` kernels of one
+/// name (StringIds 1), 1 us apart on device 0, stream 7, process 5 (globalPid 5 << 24).
+inline std::string sqliteKernelTable(int rows) {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("kernels.sqlite").toStdString();
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return {};
+    }
+    std::string sql = "PRAGMA page_size = 1024; CREATE TABLE StringIds (id INTEGER PRIMARY KEY, "
+                      "value TEXT); INSERT INTO StringIds VALUES (1, 'k'); CREATE TABLE "
+                      "CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, "
+                      "streamId INTEGER, correlationId INTEGER, globalPid INTEGER, "
+                      "demangledName INTEGER); BEGIN; ";
+    for (int i = 0; i < rows; ++i)
+        sql += "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + std::to_string(1000 * i) + ", " +
+               std::to_string(1000 * i + 500) + ", 0, 7, " + std::to_string(i + 1) + ", " +
+               std::to_string(int64_t(5) << 24) + ", 1); ";
+    sql += "COMMIT;";
+    const bool ok = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok ? readFile(path) : std::string();
+}
+
 } // namespace stallscope::test

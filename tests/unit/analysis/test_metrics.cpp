@@ -69,7 +69,9 @@ private Q_SLOTS:
             t.runtime("cudaLaunchKernel", at[i], call[i], c);
             t.kernel("k", start[i], dur[i], c);
         }
-        const LaunchStats& l = analyze(*t.load()).devices.at(0).launches;
+        const auto trace = t.load();
+        const AnalysisResult result = analyze(*trace);
+        const LaunchStats& l = result.devices.at(0).launches;
         QCOMPARE(l.items, uint64_t(4));
         QCOMPARE(l.shorterThanLaunch, uint64_t(2)); // 2 < 5 and 3 < 5
         QCOMPARE(l.slowCalls, uint64_t(1));         // the 60 us call
@@ -92,7 +94,9 @@ private Q_SLOTS:
             t.runtime("cudaLaunchKernel", i, 1, c);
             t.kernel("k", 5000 + i, 1, c);
         }
-        const LaunchStats& l = analyze(*t.load()).devices.at(0).launches;
+        const auto trace = t.load();
+        const AnalysisResult result = analyze(*trace);
+        const LaunchStats& l = result.devices.at(0).launches;
         QCOMPARE(l.maxQueue, 1100u);
         QCOMPARE(l.fullQueueNs, (5076 - 1024) * us);
     }

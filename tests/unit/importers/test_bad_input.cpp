@@ -131,26 +131,30 @@ void TestBadInput::recognisedFormats_data() {
     const std::string rpd =
         test::sqliteDatabase({"rocpd_op", "rocpd_api", "rocpd_string", "rocpd_metadata"});
     QVERIFY(!nsight.empty() && !rpd.empty());
-    row("Nsight Systems SQLite export", nsight, U,
-        {"this is an Nsight Systems SQLite export (nsys export --type sqlite)",
-         "does not read Nsight exports yet", "torch.profiler"});
+    // Read now (test_foreign_formats_import on the real files); empty, they say so.
+    const auto S = ErrorKind::InvalidStructure;
+    const QStringList emptyNsight{"this Nsight Systems SQLite export holds no kernels, copies, "
+                                  "CUDA calls, NVTX ranges or OS runtime calls"};
+    row("Nsight Systems SQLite export", nsight, S, emptyNsight, false);
     row("Nsight export with NVTX only",
-        test::sqliteDatabase({"StringIds", "NVTX_EVENTS", "ThreadNames"}), U,
-        {"this is an Nsight Systems SQLite export"});
+        test::sqliteDatabase({"StringIds", "NVTX_EVENTS", "ThreadNames"}), S, emptyNsight, false);
     row("Nsight export in WAL mode", test::sqliteDatabase({"StringIds", "TARGET_INFO_GPU"}, true),
-        U, {"this is an Nsight Systems SQLite export"});
-    row("RPD profile", rpd, U,
-        {"this is an RPD (rocmProfileData) SQLite profile", "does not read RPD profiles yet"});
+        S, emptyNsight, false);
+    row("RPD profile", rpd, S, {"this RPD profile holds no GPU operations or HIP calls"}, false);
     row("SQLite of unknown schema", test::sqliteDatabase({"users", "orders"}), U,
         {"this is an SQLite database of unknown schema (tables: orders, users)", "not a trace"});
     row("SQLite without tables", test::sqliteDatabase({}), U,
         {"this is an SQLite database without tables"});
     row("SQLite header and garbage", "SQLite format 3\0"s + std::string(200, 'x'), U,
         {"this is an SQLite database whose tables could not be read"});
-    row("gzip of an Nsight export", test::gzipText(nsight), U,
-        {"this is a gzip-compressed file holding an Nsight Systems SQLite export"});
-    row("gzip of an RPD profile", test::gzipText(rpd), U,
-        {"this is a gzip-compressed file holding an RPD (rocmProfileData) SQLite profile"});
+    row("gzip of an Nsight export", test::gzipText(nsight), S, emptyNsight, false);
+    row("gzip of an RPD profile", test::gzipText(rpd), S,
+        {"this RPD profile holds no GPU operations or HIP calls"}, false);
+    // A database whose pages past the schema are overwritten: SQLite's own words, the table.
+    std::string corrupt = test::sqliteKernelTable(2000);
+    QVERIFY(corrupt.size() > 8 * 1024);
+    for (size_t i = 4 * 1024; i < corrupt.size() - 1024; ++i) corrupt[i] = '\xff';
+    row("corrupted Nsight export", corrupt, S, {"CUPTI_ACTIVITY_KIND_KERNEL: "}, false);
 
     // Python pickles that are not allocator snapshots (those are read: test_memory_snapshot).
     row("another pickle", pickle4("}\x94("s + shortString("model") + shortString("resnet") + "u."s),
@@ -175,11 +179,12 @@ void TestBadInput::recognisedFormats_data() {
         {"export_memory_timeline's plot data", "export_memory_timeline_raw"}, false);
     const std::string rocprof =
         R"J({"rocprofiler-sdk-tool":[{"metadata":{"pid":908,"init_time":1},"agents":[],"buffer_records":{"kernel_dispatch":[]}}]})J";
-    row("rocprofv3 JSON", rocprof, U,
-        {"this is a rocprofv3 JSON (rocprofv3 --output-format json)",
-         "does not read rocprofv3 output yet"});
-    row("gzip of a rocprofv3 JSON", test::gzipText(rocprof), U,
-        {"this is a gzip-compressed file holding a rocprofv3 JSON"});
+    const QStringList emptyRocprof{
+        "this rocprofv3 JSON holds no kernel dispatches, copies, HIP calls or markers"};
+    row("rocprofv3 JSON", rocprof, S, emptyRocprof, false);
+    row("gzip of a rocprofv3 JSON", test::gzipText(rocprof), S, emptyRocprof, false);
+    row("truncated rocprofv3 JSON", rocprof.substr(0, rocprof.size() / 2), ErrorKind::InvalidJson,
+        {"a rocprofv3 JSON that does not parse"}, false);
     row("an object of something else", R"J({"schema": "1.0.1", "pid": 7, "nodes": [{"id": 1}]})J",
         ErrorKind::InvalidStructure,
         {"no \"traceEvents\" key; its keys: \"schema\", \"pid\", \"nodes\")"});
