@@ -774,6 +774,10 @@ void writeRankDigestJson(JsonWriter& w, const RankDigest& d) {
         w.key("before_busy_ns").value(c.beforeBusyNs);
         w.key("before_idle");
         writeCauses(w, c.beforeIdle);
+        if (c.seq >= 0) {
+            w.key("process_group").value(c.group);
+            w.key("seq").value(c.seq);
+        }
         w.endObject();
     }
     w.endArray();

@@ -50,6 +50,67 @@ std::string phaseOf(const Trace& t, SliceId gpu) {
     return name;
 }
 
+/// Kineto's NCCL arguments of each collective's kernel: its process group and "Seq".
+void readNcclArgs(const Trace& t, const std::vector<SliceId>& kernels,
+                  std::vector<DigestCollective>& out) {
+    t.slicesArgs(kernels, [&](size_t i, bool ok, std::vector<ArgValue>& args) {
+        if (!ok) return;
+        std::string name, description;
+        for (const ArgValue& a : args) {
+            auto text = [&] {
+                return a.json.size() >= 2 && a.json.front() == '"'
+                           ? a.json.substr(1, a.json.size() - 2)
+                           : a.json;
+            };
+            if (a.key == "Seq") {
+                int64_t v = 0;
+                bool digits = !a.json.empty();
+                for (const char c : a.json) digits &= c >= '0' && c <= '9', v = v * 10 + (c - '0');
+                if (digits && a.json.size() < 18) out[i].seq = v;
+            } else if (a.key == "Process Group Name") {
+                name = text();
+            } else if (a.key == "Process Group Description") {
+                description = text();
+            }
+        }
+        out[i].group = !name.empty() ? name : description;
+    });
+}
+
+/// Matches the ranks' collectives by (process group, Seq) when every collective of every
+/// rank carries both: keeps, on each rank, those every rank has, in rank 0's order. False
+/// (nothing changed) when any lacks them.
+bool matchBySequence(std::vector<RankDigest>& in, std::vector<std::string>& notes) {
+    for (const RankDigest& d : in) {
+        if (d.collectives.empty()) return false;
+        for (const DigestCollective& c : d.collectives)
+            if (c.seq < 0) return false;
+    }
+    using Key = std::pair<std::string, int64_t>;
+    std::vector<std::map<Key, size_t>> index(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+        for (size_t k = 0; k < in[i].collectives.size(); ++k)
+            index[i].try_emplace({in[i].collectives[k].group, in[i].collectives[k].seq}, k);
+    std::vector<std::vector<DigestCollective>> kept(in.size());
+    for (const DigestCollective& c : in[0].collectives) {
+        const Key key{c.group, c.seq};
+        bool everywhere = true;
+        for (size_t i = 1; i < in.size() && everywhere; ++i) everywhere = index[i].count(key) > 0;
+        if (!everywhere) continue;
+        for (size_t i = 0; i < in.size(); ++i)
+            kept[i].push_back(in[i].collectives[index[i].at(key)]);
+    }
+    size_t total = 0;
+    for (const RankDigest& d : in) total = std::max(total, d.collectives.size());
+    for (size_t i = 0; i < in.size(); ++i) in[i].collectives = std::move(kept[i]);
+    if (const size_t missing = total - in[0].collectives.size(); missing > 0)
+        notes.push_back(std::to_string(missing) +
+                        (missing == 1 ? " collective is" : " collectives are") +
+                        " not on every rank (by process group and Seq): only the " +
+                        std::to_string(in[0].collectives.size()) + " on all are compared");
+    return true;
+}
+
 std::string stepLabel(const DigestStep& s, size_t position) {
     if (s.number >= 0) return "#" + std::to_string(s.number);
     if (!s.label.empty()) return s.label;
@@ -102,6 +163,7 @@ RankDigest digestRank(const RankInput& in) {
     // The communication kernels (the catalogue's comm family) inside the window, by start.
     const SliceTable& sl = t.slices();
     std::unordered_map<uint32_t, bool> comm; // per kernel name
+    std::vector<SliceId> kernels;            // of d.collectives, in the same order
     for (const TrackInfo& tr : t.tracks()) {
         if (tr.kind != TrackKind::GpuStream || t.process(tr.process).gpuDevice != busiest->device)
             continue;
@@ -118,9 +180,11 @@ RankDigest digestRank(const RankInput& in) {
                 c.startNs = sl.start[i];
                 c.endNs = sl.end(i);
                 d.collectives.push_back(std::move(c));
+                kernels.push_back(SliceId(i));
             }
         }
     }
+    readNcclArgs(t, kernels, d.collectives);
     std::stable_sort(
         d.collectives.begin(), d.collectives.end(),
         [](const DigestCollective& x, const DigestCollective& y) { return x.startNs < y.startNs; });
@@ -248,10 +312,12 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
         }
     r.stepStraggler.assign(columns, -1);
 
-    // Match by order: the common prefix whose names agree on every rank.
+    // Match by Kineto's process group and Seq when every collective has them, else by order:
+    // the common prefix whose names agree on every rank.
+    const bool bySequence = matchBySequence(in, r.notes);
     size_t m = SIZE_MAX;
     for (const RankDigest& d : in) m = std::min(m, d.collectives.size());
-    size_t agreed = 0;
+    size_t agreed = bySequence ? m : 0; // matched by key: the kernels' names may differ
     for (; agreed < m; ++agreed) {
         bool same = true;
         for (size_t i = 1; i < n && same; ++i)
@@ -261,8 +327,9 @@ CrossRankResult analyzeRanks(std::vector<RankDigest> in) {
     bool equalCounts = true;
     for (const RankDigest& d : in) equalCounts &= d.collectives.size() == in[0].collectives.size();
     r.collectives = agreed;
-    r.matching = "by order of the communication kernels on each rank's busiest GPU";
-    if (!equalCounts || agreed < m)
+    r.matching = bySequence ? "by process group and sequence number (Kineto's NCCL \"Seq\")"
+                            : "by order of the communication kernels on each rank's busiest GPU";
+    if (!bySequence && (!equalCounts || agreed < m))
         r.notes.push_back("the ranks' collectives differ after #" + std::to_string(agreed) +
                           " (counts or kernel names): only the first " + std::to_string(agreed) +
                           " are compared");

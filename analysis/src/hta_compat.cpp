@@ -36,7 +36,10 @@ HtaBreakdown computeHta(const Context& c) {
     const Trace& t = c.trace;
     const SliceTable& s = t.slices();
     HtaBreakdown out;
-    auto stream = [&](uint32_t i) { return t.track(s.track[i]).key.number; };
+    auto stream = [&](uint32_t i) { // a Stream Sync row counts as its stream
+        const TrackInfo& tr = t.track(s.track[i]);
+        return (tr.syncOf.valid() ? t.track(tr.syncOf) : tr).key.number;
+    };
     const StringId traceCategory = t.strings().find("Trace");
     auto included = [&](uint32_t i) {
         // HTA reads X events with a duration whose category is not "Trace".

@@ -34,7 +34,8 @@ TraceSummary summarize(const Trace& t) {
     s.processes = static_cast<uint32_t>(t.processes().size());
     for (const auto& tr : t.tracks()) {
         if (tr.kind == TrackKind::CpuThread) ++s.cpuThreads;
-        else if (tr.kind == TrackKind::GpuStream) ++s.gpuStreams;
+        else if (tr.kind == TrackKind::GpuStream)
+            s.gpuStreams += tr.syncOf.valid() ? 0 : 1;
         else ++s.otherTracks;
     }
     if (md.distributed.present) {

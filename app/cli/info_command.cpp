@@ -237,6 +237,12 @@ void writeTraceText(std::ostream& o, const model::TraceEntry& e, const TraceSumm
                   secs > 0 ? s.textBytes / secs / 1e6 : 0.0, formatBytes(s.textBytes).c_str(),
                   s.compressed ? (", " + formatBytes(s.inputBytes) + " gzip").c_str() : "",
                   formatBytes(s.modelBytes).c_str(), s.modelEvents ? double(s.modelBytes) / s.modelEvents : 0.0);
+    if (t.metadata().translated)
+        std::snprintf(imp, sizeof imp,
+                      "%.3f s, a %s file read as %s of Kineto JSON, model %s = %.1f bytes/event",
+                      secs, formatBytes(s.inputBytes).c_str(), formatBytes(s.textBytes).c_str(),
+                      formatBytes(s.modelBytes).c_str(),
+                      s.modelEvents ? double(s.modelBytes) / s.modelEvents : 0.0);
     row("import", imp);
 }
 

@@ -465,15 +465,20 @@ void MainWindow::showRank(int index) {
     for (const auto& panel : m_panels) panel->showTrace(context);
     fillSteps();
     const auto& st = lt.entry.trace->importStats();
-    // The text's kind: a pickle for allocator snapshots, JSON for the rest.
-    const char* text = lt.entry.trace->allocatorSnapshot() ? "pickle" : "JSON";
-    m_status->setText(tr("%1 · %2 events · %3 MB of %6 · loaded in %4 s · window %5")
-                          .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
-                          .arg(QLocale().toString(qulonglong(st.entries)))
-                          .arg(QString::number(double(st.textBytes) / 1e6, 'f', 1))
-                          .arg(QString::number(m_doc->seconds, 'f', 2))
-                          .arg(QString::fromStdString(lt.analysis->window.description))
-                          .arg(QString::fromLatin1(text)));
+    // The text's kind: a pickle for allocator snapshots, JSON for the rest; another profiler's
+    // file (read through its Kineto form) by its own size.
+    const bool translated = lt.entry.trace->metadata().translated;
+    const char* text = translated                            ? "input"
+                       : lt.entry.trace->allocatorSnapshot() ? "pickle"
+                                                             : "JSON";
+    m_status->setText(
+        tr("%1 · %2 events · %3 MB of %6 · loaded in %4 s · window %5")
+            .arg(QString::fromStdString(lt.entry.trace->metadata().formatName))
+            .arg(QLocale().toString(qulonglong(st.entries)))
+            .arg(QString::number(double(translated ? st.inputBytes : st.textBytes) / 1e6, 'f', 1))
+            .arg(QString::number(m_doc->seconds, 'f', 2))
+            .arg(QString::fromStdString(lt.analysis->window.description))
+            .arg(QString::fromLatin1(text)));
     syncRankPickers();
     const model::Diagnostics& diags = lt.entry.trace->diagnostics();
     if (!diags.empty()) {

@@ -600,6 +600,7 @@ struct ChromeImport {
         md.formatName = describeFormat(builder, envelope.bareArray);
         if (!input.describedAs.empty()) {
             md.formatName = input.describedAs;
+            md.translated = true;
             md.sourcePath = input.originalPath;
             st.inputBytes = input.originalBytes;
         }

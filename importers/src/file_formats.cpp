@@ -180,6 +180,16 @@ const FileFormat* recogniseContent(const ContentProbe& probe) {
     return nullptr;
 }
 
+Result<std::string> kinetoTextOf(const fs::path& path, const ImportOptions& options) {
+    auto probe = ContentProbe::ofFile(path);
+    if (!probe) return probe.error();
+    const FileFormat* f = recogniseContent(probe.value());
+    if (!f || !f->kineto)
+        return Error{ErrorKind::Unsupported,
+                     path.string() + ": not a format read through its Kineto form"};
+    return f->kineto(path, options);
+}
+
 std::string unsupportedMessage(const FileFormat& f, const ContentProbe& probe) {
     std::string out = probe.gzip() ? "this is a gzip-compressed file holding " : "this is ";
     out += f.what;

@@ -37,7 +37,17 @@ Result<std::shared_ptr<const model::Trace>> importFile(const fs::path& path, con
     if (probe.value().stored().empty())
         return Error{ErrorKind::Empty, path.string() + ": the file is empty", 0};
     const FileFormat* f = recogniseContent(probe.value());
-    if (!f) return Error{ErrorKind::UnknownFormat, unknownFormatMessage(probe.value()), 0};
+    if (!f) {
+        // Content no row knows. An Nsight Systems report's layout is not documented, so it is
+        // not told by content; its name only adds what to do to the line.
+        std::string message = unknownFormatMessage(probe.value());
+        const std::string ext = path.extension().string();
+        if (ext == ".nsys-rep" || ext == ".qdrep")
+            message += "; if this is an Nsight Systems report (" + ext +
+                       "), export it with `nsys export --type sqlite " + path.filename().string() +
+                       "` and open the .sqlite file";
+        return Error{ErrorKind::UnknownFormat, std::move(message), 0};
+    }
     if (f->import) return f->import(path, options);
     return Error{ErrorKind::UnknownFormat, unsupportedMessage(*f, probe.value()), 0};
 }

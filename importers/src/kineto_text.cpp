@@ -122,16 +122,17 @@ bool isShapeList(std::string_view s) {
 }
 
 Result<std::shared_ptr<const model::Trace>>
-importTranslated(KinetoText text, const fs::path& source, std::string formatName,
-                 uint64_t inputBytes, const ImportOptions& options) {
-    auto data = std::make_shared<const std::string>(text.take());
+importTranslated(KinetoText text, const fs::path& source, const ImportOptions& options) {
+    std::error_code ec;
+    const uint64_t bytes = fs::file_size(source, ec);
     ChromeInput in;
+    in.describedAs = text.m_formatName;
+    in.notes = std::move(text.m_notes);
+    auto data = std::make_shared<const std::string>(text.take());
     in.stream = std::make_unique<MemoryByteStream>(data);
     in.memory = data;
-    in.describedAs = std::move(formatName);
     in.originalPath = source.string();
-    in.originalBytes = inputBytes;
-    in.notes = std::move(text.m_notes);
+    in.originalBytes = ec ? 0 : bytes;
     return importChromeTrace(std::move(in), options);
 }
 

@@ -45,6 +45,10 @@ public:
         m_notes.emplace_back(kind, std::move(text));
     }
 
+    /// What `info` calls the file ("Nsight Systems SQLite export (nsys 2025.1.1)").
+    void setFormatName(std::string name) { m_formatName = std::move(name); }
+    [[nodiscard]] const std::string& formatName() const { return m_formatName; }
+
     [[nodiscard]] uint64_t events() const { return m_events; }
     /// The document; the writer is empty afterwards.
     [[nodiscard]] std::string take();
@@ -59,19 +63,38 @@ private:
     std::string m_top;
     uint64_t m_events = 0;
     std::vector<std::pair<model::DiagnosticKind, std::string>> m_notes;
+    std::string m_formatName;
     friend Result<std::shared_ptr<const model::Trace>>
-    importTranslated(KinetoText, const std::filesystem::path&, std::string, uint64_t,
-                     const ImportOptions&);
+    importTranslated(KinetoText, const std::filesystem::path&, const ImportOptions&);
 };
 
 /// "[[2, 3], []]": a list of shapes (brackets, digits, commas and spaces, balanced), which
 /// can be written as Kineto's "Input Dims" raw.
 bool isShapeList(std::string_view s);
 
-/// The Kineto text imported as the trace of `source`, called `formatName` in `info`
-/// ("Nsight Systems SQLite export (nsys 2025.1.1)"); `inputBytes` is the file's size.
-Result<std::shared_ptr<const model::Trace>>
-importTranslated(KinetoText text, const std::filesystem::path& source, std::string formatName,
-                 uint64_t inputBytes, const ImportOptions& options);
+/// The Kineto text imported as the trace of `source` (the file it was read from).
+Result<std::shared_ptr<const model::Trace>> importTranslated(KinetoText text,
+                                                             const std::filesystem::path& source,
+                                                             const ImportOptions& options);
+
+/// A format read through its Kineto form: reads the file into that form.
+using Translator = Result<KinetoText> (*)(const std::filesystem::path&, const ImportOptions&);
+
+/// A FileFormat's `import` for a translated format.
+template <Translator translate>
+Result<std::shared_ptr<const model::Trace>> importVia(const std::filesystem::path& path,
+                                                      const ImportOptions& options) {
+    auto text = translate(path, options);
+    if (!text) return text.error();
+    return importTranslated(std::move(text.value()), path, options);
+}
+
+/// A FileFormat's `kineto` for a translated format: the Kineto text itself.
+template <Translator translate>
+Result<std::string> kinetoTextVia(const std::filesystem::path& path, const ImportOptions& options) {
+    auto text = translate(path, options);
+    if (!text) return text.error();
+    return text.value().take();
+}
 
 } // namespace stallscope::importers

@@ -540,8 +540,7 @@ bool isNsightSqlite(const ContentProbe& p) {
            (s.has("NVTX_EVENTS") && s.has("StringIds"));
 }
 
-Result<std::shared_ptr<const model::Trace>> importNsight(const fs::path& path,
-                                                         const ImportOptions& options) {
+Result<KinetoText> translateNsight(const fs::path& path, const ImportOptions& options) {
     auto db = openProfilerDatabase(path, options);
     if (!db) return db.error();
     db->setCancel(options.cancel);
@@ -552,17 +551,20 @@ Result<std::shared_ptr<const model::Trace>> importNsight(const fs::path& path,
         return Error{ErrorKind::InvalidStructure,
                      "this Nsight Systems SQLite export holds no kernels, copies, CUDA calls, NVTX "
                      "ranges or OS runtime calls: nothing to show"};
-    std::error_code ec;
-    const uint64_t bytes = fs::file_size(path, ec);
-    return importTranslated(std::move(text), path,
-                            "Nsight Systems SQLite export (" + reader.producer() + ")",
-                            ec ? 0 : bytes, options);
+    text.setFormatName("Nsight Systems SQLite export (" + reader.producer() + ")");
+    return text;
 }
 
 } // namespace
 
 extern const FileFormat kFormatNsightSqlite;
-const FileFormat kFormatNsightSqlite{InputFormat::NsightSqlite, "Nsight Systems SQLite export",
-                                     isNsightSqlite, importNsight};
+const FileFormat kFormatNsightSqlite{InputFormat::NsightSqlite,
+                                     "Nsight Systems SQLite export",
+                                     isNsightSqlite,
+                                     importVia<translateNsight>,
+                                     {},
+                                     {},
+                                     nullptr,
+                                     kinetoTextVia<translateNsight>};
 
 } // namespace stallscope::importers

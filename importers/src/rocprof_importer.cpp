@@ -257,8 +257,7 @@ bool isRocprofJson(const ContentProbe& p) {
     return firstObjectKey(p.content()) == "rocprofiler-sdk-tool";
 }
 
-Result<std::shared_ptr<const model::Trace>> importRocprof(const fs::path& path,
-                                                          const ImportOptions& options) {
+Result<KinetoText> translateRocprof(const fs::path& path, const ImportOptions&) {
     auto text = readWholeFile(path.string(), kMaxJsonBytes, "a rocprofv3 JSON");
     if (!text) return text.error();
     simdjson::dom::parser parser;
@@ -284,15 +283,20 @@ Result<std::shared_ptr<const model::Trace>> importRocprof(const fs::path& path,
         out.note(DiagnosticKind::SourceLacks,
                  std::to_string(entries.size()) +
                      " profiled processes in one file: read as one trace");
-    std::error_code ec;
-    const uint64_t bytes = fs::file_size(path, ec);
-    return importTranslated(std::move(out), path, "rocprofv3 JSON", ec ? 0 : bytes, options);
+    out.setFormatName("rocprofv3 JSON");
+    return out;
 }
 
 } // namespace
 
 extern const FileFormat kFormatRocprofJson;
-const FileFormat kFormatRocprofJson{InputFormat::RocprofJson, "rocprofv3 JSON", isRocprofJson,
-                                    importRocprof};
+const FileFormat kFormatRocprofJson{InputFormat::RocprofJson,
+                                    "rocprofv3 JSON",
+                                    isRocprofJson,
+                                    importVia<translateRocprof>,
+                                    {},
+                                    {},
+                                    nullptr,
+                                    kinetoTextVia<translateRocprof>};
 
 } // namespace stallscope::importers

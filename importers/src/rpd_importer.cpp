@@ -227,28 +227,44 @@ bool isRpdSqlite(const ContentProbe& p) {
     return looksSqlite(p.content()) && p.sqlite().has("rocpd_*");
 }
 
-Result<std::shared_ptr<const model::Trace>> importRpd(const fs::path& path,
-                                                      const ImportOptions& options) {
+Result<KinetoText> translateRpd(const fs::path& path, const ImportOptions& options) {
     auto db = openProfilerDatabase(path, options);
     if (!db) return db.error();
     db->setCancel(options.cancel);
+    // rocprofv3's own rocpd databases (--output-format rocpd) share the prefix, not the schema.
+    if (!db->hasTable("rocpd_op") && !db->hasTable("rocpd_api")) {
+        auto tables = db->tables(64);
+        bool rocprofv3 = false;
+        if (tables)
+            for (const std::string& t : tables.value())
+                rocprofv3 |= t.starts_with("rocpd_kernel_dispatch") || t.starts_with("rocpd_info_");
+        if (rocprofv3)
+            return Error{
+                ErrorKind::Unsupported,
+                "this is a rocprofv3 rocpd database (rocpd_info_*, rocpd_kernel_dispatch*), "
+                "whose schema Stallscope does not read yet: profile with rocprofv3 "
+                "--output-format json and open the JSON"};
+    }
     KinetoText text;
     RpdReader reader(db.value(), text);
     if (auto s = reader.read(); !s) return s.error();
     if (text.events() == 0)
         return Error{ErrorKind::InvalidStructure,
                      "this RPD profile holds no GPU operations or HIP calls: nothing to show"};
-    std::error_code ec;
-    const uint64_t bytes = fs::file_size(path, ec);
-    return importTranslated(std::move(text), path,
-                            "RPD (rocmProfileData) SQLite (" + reader.producer() + ")",
-                            ec ? 0 : bytes, options);
+    text.setFormatName("RPD (rocmProfileData) SQLite (" + reader.producer() + ")");
+    return text;
 }
 
 } // namespace
 
 extern const FileFormat kFormatRpdSqlite;
-const FileFormat kFormatRpdSqlite{InputFormat::RpdSqlite, "RPD (rocmProfileData) SQLite",
-                                  isRpdSqlite, importRpd};
+const FileFormat kFormatRpdSqlite{InputFormat::RpdSqlite,
+                                  "RPD (rocmProfileData) SQLite",
+                                  isRpdSqlite,
+                                  importVia<translateRpd>,
+                                  {},
+                                  {},
+                                  nullptr,
+                                  kinetoTextVia<translateRpd>};
 
 } // namespace stallscope::importers

@@ -34,6 +34,10 @@ const DiagnosticInfo& diagnosticInfo(DiagnosticKind kind) {
          "times beyond the year 2116 or before 1824 (clamped there)"},
         {"invalid_escape", Severity::Warning,
          "string escapes that are not UTF-16 (replaced by '?')"},
+        {"overlapping_gpu_work", Severity::Info,
+         "GPU work starting before the previous work on its stream ends (programmatic "
+         "dependent launch, or timestamps of different engines): kept, drawn a lane lower, "
+         "busy time counted once"},
         {"source_not_read", Severity::Info,
          "records of the profiler's file that Stallscope does not read (counted)"},
         {"source_lacks", Severity::Info, "what the profiler's file does not record"},

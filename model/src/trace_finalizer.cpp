@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <map>
 #include <numeric>
 #include <string>
 #include <thread>
@@ -49,6 +50,7 @@ bool TraceFinalizer::run() {
     pairBeginEnd();
     if (stopped()) return false;
     classifyTracks();
+    foldStreamSyncRows();
     sortSlices();
     if (stopped()) return false;
     // Nesting -> end index -> flows on this thread; the correlation index, instants,
@@ -226,6 +228,34 @@ void TraceFinalizer::classifyTracks() {
     }
 }
 
+void TraceFinalizer::foldStreamSyncRows() {
+    constexpr int64_t kSyncRowOffset = 1'000'000; // libkineto: the sync row of stream s is s + 10^6
+    const SliceTable& s = m_t.m_slices;
+    std::vector<bool> onlySync(m_t.m_tracks.size(), true), any(m_t.m_tracks.size(), false);
+    for (size_t i = 0; i < s.size(); ++i) {
+        any[s.track[i].index()] = true;
+        if (s.kind[i] != EventKind::CudaSync) onlySync[s.track[i].index()] = false;
+    }
+    std::map<std::pair<uint32_t, int64_t>, uint32_t> streams; // (process, stream) -> track
+    for (uint32_t t = 0; t < m_t.m_tracks.size(); ++t) {
+        const TrackInfo& tr = m_t.m_tracks[t];
+        if (tr.kind == TrackKind::GpuStream && !tr.key.isString())
+            streams.emplace(std::pair(tr.process.index(), tr.key.number), t);
+    }
+    for (TrackInfo& tr : m_t.m_tracks) {
+        if (tr.kind != TrackKind::GpuStream || tr.key.isString() ||
+            tr.key.number < kSyncRowOffset || !onlySync[&tr - m_t.m_tracks.data()] ||
+            !any[&tr - m_t.m_tracks.data()])
+            continue;
+        const auto it = streams.find({tr.process.index(), tr.key.number - kSyncRowOffset});
+        if (it == streams.end()) continue;
+        tr.syncOf = TrackId(it->second);
+        if (!tr.name.valid() || tr.name.value == 0)
+            tr.name = m_t.m_strings.intern(
+                "stream " + std::to_string(tr.key.number - kSyncRowOffset) + " sync");
+    }
+}
+
 void TraceFinalizer::sortSlices() {
     SliceTable& s = m_t.m_slices;
     const size_t n = s.size();
@@ -326,8 +356,13 @@ void TraceFinalizer::computeNesting() {
                 const uint32_t p = stack.back();
                 if (s.end(i) > s.end(p)) {
                     s.flags[i] |= kSliceCrossesParent;
-                    m_t.m_diagnostics.add(DiagnosticKind::CrossingSlices, s.srcOffset[i],
-                                          std::string(m_t.m_strings.view(s.name[i])));
+                    // Kernels that overlap on one stream are real (programmatic dependent
+                    // launch lets the next start before the last ends), not a broken file.
+                    const bool pdl = tr.kind == TrackKind::GpuStream && isGpuWork(s.kind[i]) &&
+                                     isGpuWork(s.kind[p]);
+                    m_t.m_diagnostics.add(
+                        pdl ? DiagnosticKind::OverlappingGpuWork : DiagnosticKind::CrossingSlices,
+                        s.srcOffset[i], std::string(m_t.m_strings.view(s.name[i])));
                 }
             }
             stack.push_back(i);
@@ -559,9 +594,13 @@ void TraceFinalizer::buildDisplayOrder() {
             if (ra != rb) return ra < rb;
             return ta.process < tb.process;
         }
-        const int64_t ka = ta.hasSortIndex ? ta.sortIndex : ta.key.number;
-        const int64_t kb = tb.hasSortIndex ? tb.sortIndex : tb.key.number;
-        return ka < kb;
+        // A stream's sync row sorts with its stream, right after it.
+        const TrackInfo& sa = ta.syncOf.valid() ? m_t.m_tracks[ta.syncOf.index()] : ta;
+        const TrackInfo& sb = tb.syncOf.valid() ? m_t.m_tracks[tb.syncOf.index()] : tb;
+        const int64_t ka = sa.hasSortIndex ? sa.sortIndex : sa.key.number;
+        const int64_t kb = sb.hasSortIndex ? sb.sortIndex : sb.key.number;
+        if (ka != kb) return ka < kb;
+        return !ta.syncOf.valid() && tb.syncOf.valid();
     });
     m_t.m_displayOrder = std::move(order);
 }

@@ -18,6 +18,7 @@ private:
     void clampTimes();
     void pairBeginEnd();
     void classifyTracks();
+    void foldStreamSyncRows();
     void sortSlices();
     void computeNesting();
     void buildEndIndex();

@@ -223,6 +223,25 @@ def expected_line(kind, gz):
 # snapshots", "Memory timelines"): `memory --json` must give a device with a peak.
 READ_AS_MEMORY = {"memory_snapshot", "memory_viz_html", "memory_timeline"}
 
+# Other profilers' files, read as traces (docs/formats.md): `info --json` must give GPU work.
+# Their counts are held to an independent reader by tests/tools/foreign_formats_check.py.
+READ_AS_TRACE = {"nsight_sqlite", "rpd_sqlite", "rocprofv3_json"}
+
+
+def check_read_as_trace(cli, path, timeout):
+    """Reasons `cli info --json PATH` does not give a trace with GPU kernels."""
+    try:
+        p = subprocess.run([cli, "info", "--json", path], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [f"stallscope-cli info did not end within {timeout:.0f} s"]
+    if p.returncode != 0:
+        return [f"info: exit {p.returncode}: {p.stderr.strip()[:200]!r}"]
+    info = json.loads(p.stdout)[0]
+    if info["gpu"]["kernel"] <= 0:
+        return ["info: no GPU kernels"]
+    return []
+
 
 def check_read_as_memory(cli, path, timeout):
     """Reasons `cli memory --json PATH` does not give a device with an allocated peak."""
@@ -242,17 +261,19 @@ def check_read_as_memory(cli, path, timeout):
 def check_not_traces(cli, root, only=None, timeout=120.0):
     """Runs `cli analyze FILE` on every corpus file that is not a trace: it must exit 1 with
     nothing on stdout and one line on stderr holding the line expected for its kind (the kinds
-    read as memory instead: check_read_as_memory). Prints
+    read as memory instead: check_read_as_memory; other profilers' traces: check_read_as_trace). Prints
     PASS/FAIL per file; returns the number of failures."""
     failures = 0
     for rel, (kind, gz) in sorted(classify_corpus(root).items()):
         if kind == KINETO or (only is not None and only not in rel):
             continue
-        if kind in READ_AS_MEMORY:
-            reasons = check_read_as_memory(cli, os.path.join(root, rel), timeout)
+        if kind in READ_AS_MEMORY or kind in READ_AS_TRACE:
+            memory = kind in READ_AS_MEMORY
+            reasons = (check_read_as_memory if memory else check_read_as_trace)(
+                cli, os.path.join(root, rel), timeout)
             failures += bool(reasons)
             print(f"FAIL {rel} [{kind}]: " + "; ".join(reasons) if reasons
-                  else f"PASS {rel} [{kind}]: read as memory")
+                  else f"PASS {rel} [{kind}]: read as " + ("memory" if memory else "a trace"))
             continue
         want = expected_line(kind, gz)
         try:

@@ -14,10 +14,16 @@ writes
     OUT/tensorboard/  folder listings with the real traces' file names
     OUT/formats/      every corpus file's first 60 kB behind mode byte 0 (fuzz_formats.cpp):
                       the files that are not traces (pickles, SQLite, HTML, ...) and traces
+    OUT/foreign/      each Nsight / RPD database cut to its schema and the first rows of every
+                      table (page size 512), and each rocprofv3 JSON cut to its first records
+                      (fuzz_foreign.cpp); the committed seeds/foreign are this folder
 Deterministic (a fixed random seed), standard library only.
 """
 import argparse
 import gzip
+import shutil
+import sqlite3
+import tempfile
 import json
 import os
 import random
@@ -148,6 +154,87 @@ def seeds_of(path, rng):
     return result
 
 
+FOREIGN_ROWS = 12           # rows kept per table of a database seed
+FOREIGN_RECORDS = 12       # records kept per list of a rocprofv3 seed
+FOREIGN_STRINGS = 200      # strings kept of a database seed (160 characters each at most)
+FOREIGN_TABLES = {         # besides CUPTI_ACTIVITY_KIND_* and rocpd_*: what the importers read
+    'StringIds', 'META_DATA_EXPORT', 'TARGET_INFO_GPU', 'TARGET_INFO_CUDA_DEVICE', 'PROCESSES',
+    'ThreadNames', 'NVTX_EVENTS', 'OSRT_API', 'CUDA_GRAPH_EVENTS', 'ENUM_NSYS_EVENT_CLASS',
+    'ENUM_NSYS_EVENT_TYPE', 'ENUM_CUDA_MEMCPY_OPER', 'ENUM_CUDA_MEM_KIND', 'ENUM_CUPTI_SYNC_TYPE',
+    'ext_autogradapi'}
+
+
+def cut_database(src, dst):
+    """The schema of SQLite file `src` and the first rows of each table, into `dst`."""
+    if os.path.exists(dst):
+        os.remove(dst)
+    con = sqlite3.connect('file:%s?mode=ro&immutable=1' % src, uri=True)
+    out = sqlite3.connect(dst)
+    out.execute('PRAGMA page_size = 512')
+    tables = [r for r in con.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' "
+                                     "AND name NOT LIKE 'sqlite_%' AND sql IS NOT NULL")]
+    for name, sql in tables:
+        if not (name in FOREIGN_TABLES or name.startswith('CUPTI_ACTIVITY_KIND_') or
+                name.startswith('rocpd_')):
+            continue
+        out.execute(sql)
+        # The enums whole, the first strings (rows refer to them by id) and the first rows of
+        # the other tables.
+        limit = '' if name.startswith('ENUM_') else ' LIMIT %d' % (
+            FOREIGN_STRINGS if name in ('StringIds', 'rocpd_string') else FOREIGN_ROWS)
+        rows = con.execute('SELECT * FROM "%s"%s' % (name, limit))
+        for row in rows:
+            row = tuple(v[:160] if isinstance(v, (str, bytes)) else v for v in row)
+            out.execute('INSERT INTO "%s" VALUES (%s)' % (name, ','.join('?' * len(row))), row)
+    out.commit()
+    out.execute('VACUUM')
+    out.close()
+    con.close()
+
+
+def foreign_seeds(traces, out):
+    os.makedirs(out, exist_ok=True)
+    n = 0
+    for sub in ('nsight', 'rocm'):
+        for f in sorted(os.listdir(os.path.join(traces, sub))) if os.path.isdir(os.path.join(traces, sub)) else []:
+            path = os.path.join(traces, sub, f)
+            tag = re.sub(r'[^A-Za-z0-9_.-]', '_', f)
+            with open(path, 'rb') as fh:
+                head = fh.read(2)
+            opener = gzip.open if head == b'\x1f\x8b' else open
+            with opener(path, 'rb') as fh:
+                magic = fh.read(16)
+            if magic.startswith(b'SQLite format 3'):
+                with tempfile.TemporaryDirectory() as tmp:
+                    plain = os.path.join(tmp, 'plain.sqlite')
+                    with opener(path, 'rb') as src, open(plain, 'wb') as dst:
+                        shutil.copyfileobj(src, dst)
+                    cut = os.path.join(tmp, 'cut.sqlite')
+                    cut_database(plain, cut)
+                    shutil.copy(cut, os.path.join(out, tag + '.sqlite.bin'))
+            else:
+                with opener(path, 'rt', encoding='utf-8') as fh:
+                    doc = json.load(fh)
+                for entry in doc.get('rocprofiler-sdk-tool', []):
+                    for k, v in entry.get('buffer_records', {}).items():
+                        entry['buffer_records'][k] = v[:FOREIGN_RECORDS]
+                    used = {r['dispatch_info']['kernel_id'] for r in entry['buffer_records'].get('kernel_dispatch', [])}
+                    entry['kernel_symbols'] = [k for k in entry.get('kernel_symbols', []) if k.get('kernel_id') in used]
+                    for k in ('code_objects', 'host_functions', 'counters', 'callback_records', 'summary'):
+                        entry.pop(k, None)
+                    entry['metadata'] = {k: v for k, v in entry.get('metadata', {}).items()
+                                         if k in ('pid', 'init_time', 'fini_time')}
+                    entry['agents'] = [{k: v for k, v in a.items() if not isinstance(v, list)}
+                                       for a in entry.get('agents', []) if a.get('type') == 2][:2]
+                    kinds = entry.get('strings', {}).get('buffer_records', [])
+                    entry['strings'] = {'buffer_records': [dict(k, operations=k.get('operations', [])[:8])
+                                                           for k in kinds]}
+                with open(os.path.join(out, tag + '.json.bin'), 'w') as fh:
+                    json.dump(doc, fh, separators=(',', ':'))
+            n += 1
+    print('make_seeds: %d foreign-format seeds in %s' % (n, out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--traces', required=True)
@@ -196,6 +283,7 @@ def main():
     with open(os.path.join(dirs['tensorboard'], 'real-paths.txt'), 'w') as fh:
         fh.write('\n'.join(n.replace(os.sep, '_', n.count(os.sep) - 1) + '\t' for n in names[:40]) + '\n')
     print('make_seeds: %d trace seeds from %d traces in %s' % (count, len(names), a.out))
+    foreign_seeds(a.traces, os.path.join(a.out, 'foreign'))
 
 
 if __name__ == '__main__':

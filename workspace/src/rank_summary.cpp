@@ -144,6 +144,10 @@ base::Result<RankDigest> parseDigest(dom::object o) {
                   r.get(co, "phase", c.phase) && r.get(co, "before_busy_ns", c.beforeBusyNs) &&
                   r.causes(co, "before_idle", c.beforeIdle)))
                 break;
+            // Kineto's NCCL Seq and process group: in summaries of traces that have them.
+            if (!co["seq"].error() &&
+                !(r.get(co, "seq", c.seq) && r.get(co, "process_group", c.group)))
+                break;
             if (c.step >= int32_t(d.steps.size())) {
                 r.fail("a collective's \"step\" is past the steps");
                 break;

@@ -49,6 +49,31 @@ TraceText rank(int64_t clock, int64_t late) {
     }
     return t;
 }
+/// An NCCL kernel with Kineto's process group and Seq, launched at `call` (stream 9).
+void nccl(TraceText& t, int64_t call, int64_t start, int64_t dur, const char* group, int seq) {
+    const int c = t.nextCorrelation();
+    t.runtime("cudaLaunchKernel", call, 5, c);
+    t.add(R"({"ph": "X", "cat": "kernel", "name": "ncclKernel_AllReduce_RING_LL_Sum_float", )"
+          R"("pid": 0, "tid": 9, "ts": )" +
+          std::to_string(start) + R"(, "dur": )" + std::to_string(dur) +
+          R"(, "args": {"correlation": )" + std::to_string(c) +
+          R"(, "stream": 9, "device": 0, "Process Group Name": ")" + group + R"(", "Seq": )" +
+          std::to_string(seq) + "}}");
+}
+
+/// rank() with Kineto's NCCL arguments: the all-reduces are Seq 1..3 of process group "0";
+/// `extra` adds one of group "1" (Seq 1) early in the first step.
+TraceText rankWithSeq(int64_t late, bool extra) {
+    TraceText t;
+    for (int s = 0; s < 3; ++s) {
+        const int64_t b = s * 1000;
+        t.step(s, b, 1000);
+        t.launch("k_compute", b, 5, b + 10, 300);
+        if (extra && s == 0) nccl(t, b + 12, b + 100, 50, "1", 1);
+        nccl(t, b + 20, b + 320 + late, 600 - late, "0", s + 1);
+    }
+    return t;
+}
 } // namespace
 
 class TestCrossRank : public QObject {
@@ -95,6 +120,28 @@ private Q_SLOTS:
         }
         // Through summary files: the same result, to the byte.
         const std::vector<RankInput> in{{0, "r0", t0.get(), &a0}, {1, "r1", t1.get(), &a1}};
+        QCOMPARE(crossJson(analyzeRanks(throughSummaries(in))), crossJson(r));
+    }
+
+    // Rank 1 runs one more collective (another process group) before the three all-reduces:
+    // by order, its first would pair with rank 0's first all-reduce; by (process group, Seq)
+    // the three all-reduces pair, and rank 0 waits 200 us at each.
+    void collectivesMatchedByProcessGroupAndSeq() {
+        const auto t0 = rankWithSeq(0, false).load(), t1 = rankWithSeq(200, true).load();
+        QVERIFY(t0 && t1);
+        const AnalysisResult a0 = analyze(*t0), a1 = analyze(*t1);
+        const std::vector<RankInput> in{{0, "r0", t0.get(), &a0}, {1, "r1", t1.get(), &a1}};
+        const CrossRankResult r = analyzeRanks(in);
+        QCOMPARE(r.collectives, size_t(3));
+        QVERIFY2(r.matching.find("Seq") != std::string::npos, r.matching.c_str());
+        QCOMPARE(r.ranks[0].waitNs, 3 * 200 * us);
+        QCOMPARE(r.ranks[1].waitNs, int64_t(0));
+        QCOMPARE(r.straggler, 1);
+        bool said = false;
+        for (const std::string& n : r.notes)
+            said |= n.starts_with("1 collective is not on every rank");
+        QVERIFY(said);
+        // The Seq and group survive a summary file.
         QCOMPARE(crossJson(analyzeRanks(throughSummaries(in))), crossJson(r));
     }
 

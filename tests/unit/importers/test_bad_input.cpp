@@ -30,6 +30,7 @@ private Q_SLOTS:
     void recognisedFormats_data();
     void recognisedFormats();
     void missingPathAndEmptyFolder();
+    void nsightReportGetsTheExportCommand();
     void deepArgsReadBack();
     void truncatedJsonKeepsEverythingBeforeTheCut();
     void invalidEscapesBecomeQuestionMarks();
@@ -150,6 +151,10 @@ void TestBadInput::recognisedFormats_data() {
     row("gzip of an Nsight export", test::gzipText(nsight), S, emptyNsight, false);
     row("gzip of an RPD profile", test::gzipText(rpd), S,
         {"this RPD profile holds no GPU operations or HIP calls"}, false);
+    row("rocprofv3 rocpd database",
+        test::sqliteDatabase({"rocpd_info_agent_0", "rocpd_kernel_dispatch_0", "rocpd_string_0"}),
+        ErrorKind::Unsupported, {"this is a rocprofv3 rocpd database", "--output-format json"},
+        false);
     // A database whose pages past the schema are overwritten: SQLite's own words, the table.
     std::string corrupt = test::sqliteKernelTable(2000);
     QVERIFY(corrupt.size() > 8 * 1024);
@@ -230,6 +235,24 @@ void TestBadInput::missingPathAndEmptyFolder() {
     auto f = importers::importPath(dir.path().toStdString());
     QVERIFY(!f);
     QCOMPARE(f.error().kind, ErrorKind::NoTraces);
+}
+
+// An .nsys-rep's layout is not documented: unknown content, and its name adds the export
+// command to the line (a .json of the same bytes does not get it).
+void TestBadInput::nsightReportGetsTheExportCommand() {
+    QTemporaryDir dir;
+    const auto report = std::filesystem::path(dir.path().toStdString()) / "report1.nsys-rep";
+    test::writeFile(report, std::string("\x00\x01QDSTRM bytes of a report", 25));
+    auto r = importers::importPath(report);
+    QVERIFY(!r);
+    QCOMPARE(r.error().kind, ErrorKind::UnknownFormat);
+    QVERIFY2(QString::fromStdString(r.error().message)
+                 .contains("export it with `nsys export --type sqlite report1.nsys-rep`"),
+             r.error().message.c_str());
+    const auto other = std::filesystem::path(dir.path().toStdString()) / "report1.bin";
+    test::writeFile(other, std::string("\x00\x01QDSTRM bytes of a report", 25));
+    auto o = importers::importPath(other);
+    QVERIFY(!o && o.error().message.find("nsys") == std::string::npos);
 }
 
 void TestBadInput::deepArgsReadBack() {

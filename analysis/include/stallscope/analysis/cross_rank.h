@@ -48,6 +48,11 @@ struct DigestCollective {
     std::string phase;
     int64_t beforeBusyNs = 0;
     CauseArray beforeIdle{};
+    // Kineto's NCCL arguments on the kernel (PyTorch >= 2.4): its process group ("Process
+    // Group Name", else "Process Group Description") and the group's sequence number "Seq";
+    // -1: not recorded. Ranks match collectives by them before falling back to order.
+    std::string group;
+    int64_t seq = -1;
 };
 
 struct DigestFinding {

@@ -36,6 +36,10 @@ struct FileFormat {
     std::string_view advice;
     /// Optional: what the content adds to `what` (" (protocol 4)", " (tables: ...)").
     std::string (*detail)(const ContentProbe& probe) = nullptr;
+    /// Formats read through their Kineto form (another profiler's records written as Kineto
+    /// events, importers/src/kineto_text.h): that form's text.
+    Result<std::string> (*kineto)(const std::filesystem::path& path,
+                                  const ImportOptions& options) = nullptr;
 };
 
 /// In the order they are tried (the first that recognises the content wins).
@@ -47,6 +51,11 @@ const FileFormat* recogniseContent(const ContentProbe& probe);
 /// The one line said about a file of a format that is recognised but not read:
 /// "this is <what>[detail]; <advice>", with "a gzip-compressed file holding" for gzip input.
 std::string unsupportedMessage(const FileFormat& format, const ContentProbe& probe);
+
+/// The Kineto form of another profiler's file (Nsight, RPD, rocprofv3): the JSON text its
+/// import reads. Error: the file cannot be read, or its format is not read that way.
+Result<std::string> kinetoTextOf(const std::filesystem::path& path,
+                                 const ImportOptions& options = {});
 
 /// The line said about content no row recognises.
 std::string unknownFormatMessage(const ContentProbe& probe);

@@ -34,6 +34,9 @@ enum class DiagnosticKind : uint8_t {
     InvalidMetadata,      // a metadata value Stallscope could not read
     TimeClamped,          // a time beyond ±kModelTimeLimitNs (after the time base): clamped there
     InvalidEscape,        // a JSON escape that is not UTF-16 (lone surrogate, \x): replaced by '?'
+    OverlappingGpuWork,   // GPU work that starts inside another on one stream and ends after it
+                          // (programmatic dependent launch, or timestamps of different
+                          // engines): kept, busy time a union
     SourceNotRead,        // records of another profiler's format that are not read (counted)
     SourceLacks,          // what another profiler's file does not hold (a table, a field)
     Count

@@ -51,6 +51,10 @@ struct TrackInfo {
     uint32_t instantBegin = 0, instantEnd = 0; // [begin, end) in the instant table
     uint32_t endIndexBegin = 0;                // first entry of this track in the end index
     uint16_t maxDepth = 0;
+    // Kineto's "Stream Sync" row of a stream (2026: its cuda_sync events on tid = stream +
+    // 1,000,000 of the GPU, so that they do not overlap the stream's kernels): the stream's
+    // track; invalid for every other track. Shown under the stream, counted as part of it.
+    TrackId syncOf;
 };
 
 /// Slice flags.
@@ -206,6 +210,10 @@ struct TraceMetadata {
     bool eventsArrayClosed = false;
     uint64_t eventsArrayEnd = 0;
     TextOpener reopenText;              // the file's text again; empty for memory and live traces
+    // Read from another profiler's records (Nsight, RPD, rocprofv3) through their Kineto form
+    // (importers/src/kineto_text.h): ImportStats::textBytes is that form's size, inputBytes
+    // the file's.
+    bool translated = false;
 };
 
 /// Correlation index: launch call <-> GPU work, by args.correlation.

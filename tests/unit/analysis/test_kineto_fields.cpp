@@ -1,0 +1,104 @@
+// Kineto's trace fields of 2025-2026, on tiny inline traces: kernels that overlap on one
+// stream (programmatic dependent launch) are kept and counted once in busy time; the "Stream
+// Sync" rows (cuda_sync on tid = stream + 1,000,000) belong to their stream. (NCCL "Seq" and
+// process groups: test_cross_rank; graph ids read from Nsight exports: test_foreign_importers.)
+#include "test_support.h"
+#include "trace_text.h"
+
+#include "stallscope/analysis/analysis.h"
+#include "stallscope/analysis/trace_summary.h"
+
+#include <QTest>
+
+using namespace stallscope;
+using namespace stallscope::analysis;
+using model::DiagnosticKind;
+using test::TraceText;
+
+namespace {
+constexpr int64_t us = 1000;
+
+/// A GPU-side event on device 0's row `tid`.
+std::string gpuEvent(const char* cat, const char* name, int64_t tid, int64_t ts, int64_t dur,
+                     int corr, int64_t stream) {
+    return std::string(R"({"ph": "X", "cat": ")") + cat + R"(", "name": ")" + name +
+           R"(", "pid": 0, "tid": )" + std::to_string(tid) + ", \"ts\": " + std::to_string(ts) +
+           ", \"dur\": " + std::to_string(dur) +
+           ", \"args\": {\"correlation\": " + std::to_string(corr) +
+           ", \"stream\": " + std::to_string(stream) + ", \"device\": 0}}";
+}
+} // namespace
+
+class TestKinetoFields : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // k_b starts at 200 us while k_a (100-300 us) still runs on the same stream: both are kept,
+    // k_b a lane lower, an info note (not a broken-file warning), busy 300 us, not 400.
+    void kernelsOverlappingOnOneStream() {
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.runtime("cudaLaunchKernelExC", 10, 5, 1);
+        t.runtime("cudaLaunchKernelExC", 20, 5, 2);
+        t.add(gpuEvent("kernel", "k_a", 7, 100, 200, 1, 7));
+        t.add(gpuEvent("kernel", "k_b", 7, 200, 200, 2, 7));
+        const auto trace = t.load(9);
+        QVERIFY(trace);
+        QCOMPARE(trace->slices().size(), size_t(5));
+        QCOMPARE(trace->diagnostics().count(DiagnosticKind::OverlappingGpuWork), uint64_t(1));
+        QCOMPARE(trace->diagnostics().count(DiagnosticKind::CrossingSlices), uint64_t(0));
+        const AnalysisResult r = analyze(*trace);
+        QCOMPARE(r.devices.at(0).busyNs, 300 * us);
+        QCOMPARE(summarize(*trace).devices.at(0).kernels, uint64_t(2));
+    }
+
+    // A CPU slice crossing another is still a broken-file warning.
+    void crossingCpuSlicesStayAWarning() {
+        TraceText t;
+        t.cpu("a", 0, 100).cpu("b", 50, 100);
+        const auto trace = t.load();
+        QVERIFY(trace);
+        QCOMPARE(trace->diagnostics().count(DiagnosticKind::CrossingSlices), uint64_t(1));
+        QCOMPARE(trace->diagnostics().count(DiagnosticKind::OverlappingGpuWork), uint64_t(0));
+    }
+
+    // Kineto 2026 writes a stream's cuda_sync events on tid = stream + 1,000,000: that row is
+    // the stream's ("stream 7 sync", right under stream 7), not a stream of its own.
+    void streamSyncRowsBelongToTheirStream() {
+        TraceText t;
+        t.step(1, 0, 1000);
+        t.runtime("cudaLaunchKernel", 10, 5, 1);
+        t.add(gpuEvent("kernel", "k", 7, 100, 200, 1, 7));
+        t.runtime("cudaLaunchKernel", 12, 5, 2);
+        t.add(gpuEvent("kernel", "k2", 3, 100, 50, 2, 3));
+        t.runtime("cudaStreamSynchronize", 240, 320, 3);
+        t.add(gpuEvent("cuda_sync", "Stream Sync", 1'000'007, 250, 300, 3, 7));
+        const auto trace = t.load(9);
+        QVERIFY(trace);
+        model::TrackId stream7, sync;
+        for (uint32_t i = 0; i < trace->tracks().size(); ++i) {
+            const auto& tr = trace->tracks()[i];
+            if (tr.key.number == 7) stream7 = model::TrackId(i);
+            if (tr.key.number == 1'000'007) sync = model::TrackId(i);
+        }
+        QVERIFY(stream7.valid() && sync.valid());
+        QCOMPARE(trace->track(sync).syncOf.index(), stream7.index());
+        QCOMPARE(trace->str(trace->track(sync).name), std::string_view("stream 7 sync"));
+        const auto& order = trace->displayOrder();
+        const auto at = std::find(order.begin(), order.end(), stream7);
+        QVERIFY(at != order.end() && at + 1 != order.end() && *(at + 1) == sync);
+        QCOMPARE(summarize(*trace).gpuStreams, uint32_t(2)); // streams 3 and 7
+        // A row past 1,000,000 with kernels, or with no stream below it, stays a stream.
+        TraceText other;
+        other.runtime("cudaLaunchKernel", 10, 5, 1);
+        other.add(gpuEvent("kernel", "k", 1'000'009, 100, 200, 1, 1'000'009));
+        other.runtime("cudaStreamSynchronize", 240, 320, 2);
+        other.add(gpuEvent("cuda_sync", "Stream Sync", 1'000'004, 250, 300, 2, 4));
+        const auto lone = other.load(9);
+        QVERIFY(lone);
+        for (const auto& tr : lone->tracks()) QVERIFY(!tr.syncOf.valid());
+        QCOMPARE(summarize(*lone).gpuStreams, uint32_t(2));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKinetoFields)
+#include "test_kineto_fields.moc"
