@@ -223,6 +223,30 @@ def expected_line(kind, gz):
 # snapshots", "Memory timelines"): `memory --json` must give a device with a peak.
 READ_AS_MEMORY = {"memory_snapshot", "memory_viz_html", "memory_timeline"}
 
+
+def _cli_json(cli, command, path, timeout):
+    """(document, reasons): `cli COMMAND --json PATH`'s first entry, or why there is none."""
+    try:
+        p = subprocess.run([cli, command, "--json", path], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, [f"stallscope-cli {command} did not end within {timeout:.0f} s"]
+    if p.returncode != 0:
+        return None, [f"{command}: exit {p.returncode}: {p.stderr.strip()[:200]!r}"]
+    return json.loads(p.stdout)[0], []
+
+
+def check_read_as_memory(cli, path, timeout):
+    """Reasons `cli memory --json PATH` does not give a device with an allocated peak."""
+    doc, reasons = _cli_json(cli, "memory", path, timeout)
+    if reasons:
+        return reasons
+    devices = doc["memory"]["devices"]
+    if not devices or devices[0]["peak_allocated_bytes"] <= 0:
+        return ["memory: no device with an allocated peak"]
+    return []
+
+
 # Other profilers' files, read as traces (docs/formats.md): `info --json` must give GPU work.
 # Their counts are held to an independent reader by tests/tools/foreign_formats_check.py.
 READ_AS_TRACE = {"nsight_sqlite", "rpd_sqlite", "rocprofv3_json"}
@@ -230,32 +254,10 @@ READ_AS_TRACE = {"nsight_sqlite", "rpd_sqlite", "rocprofv3_json"}
 
 def check_read_as_trace(cli, path, timeout):
     """Reasons `cli info --json PATH` does not give a trace with GPU kernels."""
-    try:
-        p = subprocess.run([cli, "info", "--json", path], capture_output=True, text=True,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return [f"stallscope-cli info did not end within {timeout:.0f} s"]
-    if p.returncode != 0:
-        return [f"info: exit {p.returncode}: {p.stderr.strip()[:200]!r}"]
-    info = json.loads(p.stdout)[0]
-    if info["gpu"]["kernel"] <= 0:
-        return ["info: no GPU kernels"]
-    return []
-
-
-def check_read_as_memory(cli, path, timeout):
-    """Reasons `cli memory --json PATH` does not give a device with an allocated peak."""
-    try:
-        p = subprocess.run([cli, "memory", "--json", path], capture_output=True, text=True,
-                           timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return [f"stallscope-cli memory did not end within {timeout:.0f} s"]
-    if p.returncode != 0:
-        return [f"memory: exit {p.returncode}: {p.stderr.strip()[:200]!r}"]
-    devices = json.loads(p.stdout)[0]["memory"]["devices"]
-    if not devices or devices[0]["peak_allocated_bytes"] <= 0:
-        return ["memory: no device with an allocated peak"]
-    return []
+    doc, reasons = _cli_json(cli, "info", path, timeout)
+    if reasons:
+        return reasons
+    return [] if doc["gpu"]["kernel"] > 0 else ["info: no GPU kernels"]
 
 
 def check_not_traces(cli, root, only=None, timeout=120.0):
