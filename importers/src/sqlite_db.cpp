@@ -191,7 +191,9 @@ Result<std::vector<std::string>> SqliteDb::tables(size_t limit) const {
 
 std::vector<std::string> SqliteDb::columns(std::string_view table) const {
     std::vector<std::string> out;
-    (void)each("SELECT name FROM pragma_table_info(" + quoted(table) + ")",
+    std::string literal = "'"; // a string literal: double quotes may not read as one (SQLITE_DQS=0)
+    for (const char c : table) literal += c == '\'' ? std::string("''") : std::string(1, c);
+    (void)each("SELECT name FROM pragma_table_info(" + literal + "')",
                [&](const SqliteRow& r) { out.emplace_back(r.text(0)); });
     return out;
 }
