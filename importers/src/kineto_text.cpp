@@ -84,24 +84,14 @@ void KinetoText::device(const model::DeviceProperties& d) {
     m_devices += w.str();
 }
 
-void KinetoText::topLevel(std::string_view key, std::string_view rawJson) {
-    base::JsonWriter w(false);
-    w.beginObject().key(key).raw(rawJson).endObject();
-    // The member without the braces around it.
-    m_top += std::string_view(w.str()).substr(1, w.str().size() - 2);
-    m_top += ",\n";
-}
-
 std::string KinetoText::take() {
     std::string out = "{\"schemaVersion\": 1,\n";
     if (!m_devices.empty()) out += "\"deviceProperties\": [" + m_devices + "],\n";
-    out += m_top;
     out += "\"traceEvents\": [\n";
     out += m_body;
     out += "\n]}\n";
     m_body.clear();
     m_devices.clear();
-    m_top.clear();
     m_events = 0;
     return out;
 }

@@ -37,8 +37,6 @@ public:
     void threadName(int64_t pid, int64_t tid, std::string_view name);
     /// One entry of the top-level deviceProperties array.
     void device(const model::DeviceProperties& d);
-    /// A top-level key with a raw JSON value (written after deviceProperties).
-    void topLevel(std::string_view key, std::string_view rawJson);
 
     /// A diagnostic the import adds (what the file lacks, records not read).
     void note(model::DiagnosticKind kind, std::string text) {
@@ -60,7 +58,6 @@ private:
 
     std::string m_body;
     std::string m_devices;
-    std::string m_top;
     uint64_t m_events = 0;
     std::vector<std::pair<model::DiagnosticKind, std::string>> m_notes;
     std::string m_formatName;
