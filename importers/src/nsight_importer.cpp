@@ -148,12 +148,8 @@ public:
 
 private:
     base::Status query(std::string_view table, const std::vector<std::string_view>& columns,
-                       const std::function<void(const SqliteRow&)>& row,
-                       std::string_view tail = {}) {
-        if (!m_db.hasTable(table)) return {};
-        auto s = m_db.each(selectColumns(m_db, table, columns, tail), row);
-        if (!s) return Error{s.error().kind, std::string(table) + ": " + s.error().message};
-        return {};
+                       const std::function<void(const SqliteRow&)>& row) {
+        return eachRow(m_db, table, columns, row);
     }
 
     bool lacks(std::string_view table, std::string_view meaning) {
@@ -163,17 +159,11 @@ private:
         return true;
     }
 
-    std::string_view str(int64_t id) const {
-        const auto it = m_strings.find(id);
-        return it == m_strings.end() ? std::string_view() : std::string_view(it->second);
-    }
-
     base::Status readStrings() {
         (void)query("META_DATA_EXPORT", {"name", "value"}, [&](const SqliteRow& r) {
             m_meta[std::string(r.text(0))] = std::string(r.text(1));
         });
-        return query("StringIds", {"id", "value"},
-                     [&](const SqliteRow& r) { m_strings[r.integer(0)] = r.text(1); });
+        return str.read(m_db, "StringIds", "id", "value");
     }
 
     base::Status readEnums() {
@@ -519,7 +509,7 @@ private:
 
     const SqliteDb& m_db;
     KinetoText& m_out;
-    std::unordered_map<int64_t, std::string> m_strings;
+    StringIds str; // the file's strings by id
     std::map<std::string, std::string> m_meta;
     std::map<int64_t, std::pair<std::string, std::string>> m_copyKinds, m_memKinds, m_syncTypes,
         m_eventClasses, m_eventTypes;

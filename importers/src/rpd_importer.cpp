@@ -65,23 +65,14 @@ public:
 private:
     base::Status query(std::string_view table, const std::vector<std::string_view>& columns,
                        const std::function<void(const SqliteRow&)>& row) {
-        if (!m_db.hasTable(table)) return {};
-        auto s = m_db.each(selectColumns(m_db, table, columns), row);
-        if (!s) return Error{s.error().kind, std::string(table) + ": " + s.error().message};
-        return {};
-    }
-
-    std::string_view str(int64_t id) const {
-        const auto it = m_strings.find(id);
-        return it == m_strings.end() ? std::string_view() : std::string_view(it->second);
+        return eachRow(m_db, table, columns, row);
     }
 
     base::Status readStrings() {
         (void)query("rocpd_metadata", {"tag", "value"}, [&](const SqliteRow& r) {
             m_meta[std::string(r.text(0))] = std::string(r.text(1));
         });
-        return query("rocpd_string", {"id", "string"},
-                     [&](const SqliteRow& r) { m_strings[r.integer(0)] = r.text(1); });
+        return str.read(m_db, "rocpd_string", "id", "string");
     }
 
     /// The API -> op links (correlations), copy sizes, and the autograd operators.
@@ -206,14 +197,14 @@ private:
     }
 
     struct Autograd {
-        std::string_view name; // in m_strings
+        std::string_view name; // in str
         std::string sizes;
         int64_t seq = -1;
     };
 
     const SqliteDb& m_db;
     KinetoText& m_out;
-    std::unordered_map<int64_t, std::string> m_strings;
+    StringIds str; // the file's strings by id
     std::map<std::string, std::string> m_meta;
     std::unordered_map<int64_t, int64_t> m_apiOfOp;
     std::unordered_map<int64_t, uint32_t> m_correlation;

@@ -226,4 +226,24 @@ std::string selectColumns(const SqliteDb& db, std::string_view table,
     return sql;
 }
 
+base::Status eachRow(const SqliteDb& db, std::string_view table,
+                     const std::vector<std::string_view>& columns,
+                     const std::function<void(const SqliteRow&)>& row) {
+    if (!db.hasTable(table)) return {};
+    auto s = db.each(selectColumns(db, table, columns), row);
+    if (!s) return Error{s.error().kind, std::string(table) + ": " + s.error().message};
+    return {};
+}
+
+base::Status StringIds::read(const SqliteDb& db, std::string_view table, std::string_view idColumn,
+                             std::string_view textColumn) {
+    return eachRow(db, table, {idColumn, textColumn},
+                   [&](const SqliteRow& r) { m_text[r.integer(0)] = r.text(1); });
+}
+
+std::string_view StringIds::operator()(int64_t id) const {
+    const auto it = m_text.find(id);
+    return it == m_text.end() ? std::string_view() : std::string_view(it->second);
+}
+
 } // namespace stallscope::importers

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 struct sqlite3;
@@ -85,5 +86,23 @@ Result<SqliteDb> openProfilerDatabase(const std::filesystem::path& path,
 /// is read as NULL, so callers index rows the same way whatever the export version.
 std::string selectColumns(const SqliteDb& db, std::string_view table,
                           const std::vector<std::string_view>& wanted, std::string_view tail = {});
+
+/// Calls `row` for each row of `table`, read by `columns` (selectColumns): a table the file
+/// lacks has no rows. Errors name the table.
+base::Status eachRow(const SqliteDb& db, std::string_view table,
+                     const std::vector<std::string_view>& columns,
+                     const std::function<void(const SqliteRow&)>& row);
+
+/// A profiler's string table (Nsight's StringIds, RPD's rocpd_string): id -> text.
+class StringIds {
+public:
+    base::Status read(const SqliteDb& db, std::string_view table, std::string_view idColumn,
+                      std::string_view textColumn);
+    /// The text of `id`; empty when the table does not hold it. Stable while this lives.
+    [[nodiscard]] std::string_view operator()(int64_t id) const;
+
+private:
+    std::unordered_map<int64_t, std::string> m_text;
+};
 
 } // namespace stallscope::importers
