@@ -137,6 +137,17 @@ void finishDevice(DeviceEfficiency& d, const std::string& gpuName) {
         d.why = "no matrix multiply, convolution or attention operator with input shapes launched "
                 "work on it";
     if (!d.why.empty()) return;
+    for (const FamilyEfficiency& f : d.families)
+        if (f.tflops > 1.05 * d.peakTflops) {
+            char b[360];
+            std::snprintf(b, sizeof b,
+                          "the %s kernels ran %.1f TFLOP/s of model FLOPs, above the %s peak of "
+                          "%.1f TFLOP/s: they do less arithmetic than the operators' formulas "
+                          "count (as Winograd and FFT convolutions do) or run in a faster type",
+                          f.family.c_str(), f.tflops, std::string(precisionName(d.dtype)).c_str(),
+                          d.peakTflops);
+            d.notes.emplace_back(b);
+        }
     if (d.windowNs > 0) d.mfu = d.modelFlops / double(d.windowNs) / (d.peakTflops * 1e3);
     for (StepEfficiency& st : d.steps)
         if (st.durationNs > 0)

@@ -99,6 +99,9 @@ void writeEfficiencyJson(JsonWriter& w, const Efficiency& e) {
         w.key("achieved_tflops");
         positive(d.achievedTflops, 3);
         w.key("why").value(d.why);
+        w.key("notes").beginArray();
+        for (const std::string& n : d.notes) w.value(n);
+        w.endArray();
         w.key("families").beginArray();
         for (const FamilyEfficiency& f : d.families) {
             w.beginObject();

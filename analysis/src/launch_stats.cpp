@@ -7,8 +7,28 @@
 // the call's duration instead of subtracting it).
 #include "device_metrics.h"
 
+#include "stallscope/base/text_format.h"
+
 #include <algorithm>
 #include <map>
+
+namespace stallscope::analysis {
+
+std::vector<std::string> launchStatsLines(const LaunchStats& l) {
+    using base::formatCount, base::formatDuration;
+    if (l.items == 0) return {};
+    std::string a = "launches: " + formatCount(l.items) + " with their call; " +
+                    base::formatPercent(double(l.shorterThanLaunch) / double(l.items)) +
+                    " ran shorter than it; call median " + formatDuration(l.callP50Ns) + " (p95 " +
+                    formatDuration(l.callP95Ns) + "), " + formatCount(l.slowCalls) + " over 50 us";
+    std::string b = "launch delay (start after the call) median " + formatDuration(l.delayP50Ns) +
+                    " (p95 " + formatDuration(l.delayP95Ns) + "), " + formatCount(l.delayOutliers) +
+                    " over 100 us; deepest queue " + std::to_string(l.maxQueue);
+    if (l.fullQueueNs > 0) b += ", full (1024) for " + formatDuration(l.fullQueueNs);
+    return {a, b};
+}
+
+} // namespace stallscope::analysis
 
 namespace stallscope::analysis::detail {
 

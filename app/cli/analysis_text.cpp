@@ -55,18 +55,9 @@ void wrap(std::ostream& o, const std::string& text, size_t indent, size_t width 
     if (!line.empty()) o << std::string(indent, ' ') << line << "\n";
 }
 
-/// HTA's launch statistics in one line (docs/analysis.md "Launch statistics").
+/// HTA's launch statistics (docs/analysis.md "Launch statistics").
 void writeLaunchStats(std::ostream& o, const LaunchStats& l) {
-    if (l.items == 0) return;
-    o << "  launches: " << formatCount(l.items) << " with their call; "
-      << formatPercent(double(l.shorterThanLaunch) / double(l.items))
-      << " ran shorter than it; call median " << formatDuration(l.callP50Ns) << " (p95 "
-      << formatDuration(l.callP95Ns) << "), " << formatCount(l.slowCalls)
-      << " over 50 us\n  launch delay (start after the call) median "
-      << formatDuration(l.delayP50Ns) << " (p95 " << formatDuration(l.delayP95Ns) << "), "
-      << formatCount(l.delayOutliers) << " over 100 us; deepest queue " << l.maxQueue;
-    if (l.fullQueueNs > 0) o << ", full (1024) for " << formatDuration(l.fullQueueNs);
-    o << "\n";
+    for (const std::string& line : launchStatsLines(l)) o << "  " << line << "\n";
 }
 
 void writeDevice(std::ostream& o, const DeviceMetrics& d) {
@@ -361,6 +352,7 @@ void writeEfficiency(std::ostream& o, const AnalysisResult& r, int32_t device) {
     if (d.achievedTflops >= 0)
         o << "    achieved " << formatFlopRate(d.achievedTflops * 1e12)
           << " in the kernels that did that work\n";
+    for (const std::string& n : d.notes) o << "    note: " << n << "\n";
     if (d.families.empty()) return;
     o << "    " << pad("kernel family", 14) << padLeft("kernels", 9) << padLeft("time", 12)
       << padLeft("busy", 8) << padLeft("TFLOP/s", 10) << padLeft("TB/s", 8) << padLeft("FLOP/B", 9)

@@ -260,6 +260,12 @@ void EfficiencyPanel::showDevice(int index) {
     if (d->achievedTflops >= 0)
         text += tr(" The kernels doing that work ran at %1.")
                     .arg(QString::fromStdString(formatFlopRate(d->achievedTflops * 1e12)));
+    for (const std::string& n : d->notes)
+        text += tr("<br><i>Note: %1.</i>").arg(QString::fromStdString(n).toHtmlEscaped());
+    for (const DeviceMetrics& m : m_analysis->devices)
+        if (m.device == d->device)
+            for (const std::string& line : launchStatsLines(m.launches))
+                text += QStringLiteral("<br>") + QString::fromStdString(line).toHtmlEscaped();
     m_summary->setText(text);
     int64_t busy = 0;
     for (const FamilyEfficiency& f : d->families) busy += f.busyNs;

@@ -1,6 +1,6 @@
 // The report's efficiency section (docs/analysis.md "Efficiency"): MFU per GPU against its
 // datasheet peak, the roofline, busy time by kernel family with the achieved rates, and the
-// operators doing the most work by FLOPs.
+// operators doing the most work by FLOPs, and each GPU's launch statistics.
 #include "report_common.h"
 
 #include "stallscope/base/text_format.h"
@@ -175,6 +175,7 @@ void efficiency(ReportDocument& doc, const ReportInput& in, const std::string& p
             t.push_back({" Peaks from " + src, Style::Muted});
         }
         if (!d.gpuNote.empty()) t.push_back({" (" + d.gpuNote + ")", Style::Muted});
+        for (const std::string& n : d.notes) t.push_back({" Note: " + n + ".", Style::Note});
         if (!t.empty()) doc.paragraph(std::move(t));
         if (o.pictures && e.shapes) doc.picture(rooflinePicture(d));
         Table tb;
@@ -191,6 +192,14 @@ void efficiency(ReportDocument& doc, const ReportInput& in, const std::string& p
                                plain(fixed(f.intensity, "%.1f")),
                                plain(f.bound.empty() ? "–" : f.bound)});
         if (!tb.rows.empty()) doc.table(std::move(tb));
+        for (const DeviceMetrics& m : in.analysis->devices)
+            if (m.device == d.device) {
+                const std::vector<std::string> lines = launchStatsLines(m.launches);
+                if (!lines.empty())
+                    doc.paragraph(
+                        {{"Launches (Holistic Trace Analysis' launch statistics): ", Style::Bold},
+                         {lines[0] + "; " + lines[1] + ".", Style::Plain}});
+            }
         if (d.steps.size() > 1 && d.mfu >= 0) {
             std::string line = "MFU per step:";
             for (size_t i = 0; i < d.steps.size() && i < 16; ++i)

@@ -47,6 +47,12 @@ private Q_SLOTS:
                  qPrintable(summary));
         QVERIFY2(summary.contains("v100-sxm2-32gb") && summary.contains("fp32"),
                  qPrintable(summary));
+        // HTA's launch statistics of the same GPU under the MFU line.
+        const auto launches =
+            analysis::launchStatsLines(doc->traces.front().analysis->devices.at(0).launches);
+        QCOMPARE(launches.size(), size_t(2));
+        QVERIFY2(summary.contains(QString::fromStdString(launches[0]).toHtmlEscaped()),
+                 qPrintable(summary));
         QCOMPARE(panel->families()->topLevelItemCount(), int(d.families.size()));
         QCOMPARE(panel->families()->topLevelItem(0)->text(0),
                  QString::fromStdString(d.families.front().family));

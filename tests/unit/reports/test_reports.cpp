@@ -273,6 +273,16 @@ private Q_SLOTS:
         QVERIFY(section.contains("| gemm | 3 |"));
         QVERIFY(section.contains("aten::mm"));
         QVERIFY(section.contains("2.15 GFLOP"));
+        // HTA's launch statistics: 3 launch calls of 10 us, each kernel 10 us after its call.
+        const std::string ten = formatDuration(10'000);
+        QVERIFY2(section.contains(QString::fromStdString(
+                     "Launches (Holistic Trace Analysis' launch statistics):** launches: 3 with "
+                     "their call; 0.0% ran shorter than it; call median " +
+                     ten + " (p95 " + ten +
+                     "), 0 over 50 us; launch delay (start after the call) "
+                     "median " +
+                     ten)),
+                 qPrintable(section));
         const QString html = QString::fromStdString(renderHtml(buildReport({in})));
         QVERIFY(html.contains("roofline of a100-sxm4-80gb (bf16)"));
         QVERIFY(html.contains("roof: peak 312.0 TFLOP/s, 2.04 TB/s"));

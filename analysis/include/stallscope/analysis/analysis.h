@@ -227,6 +227,9 @@ struct LaunchStats {
     uint32_t maxQueue = 0;                  // the most items a stream held launched but not started
     int64_t fullQueueNs = 0;                // time a stream held >= 1024 (the launch queue's limit)
 };
+/// The statistics in words, two lines ("launches: ...", "launch delay ..."), shared by the
+/// CLI, the reports and the GUI; none without launches.
+std::vector<std::string> launchStatsLines(const LaunchStats& l);
 
 struct DeviceMetrics {
     int32_t device = -1;

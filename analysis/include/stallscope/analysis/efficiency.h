@@ -77,6 +77,8 @@ struct DeviceEfficiency {
     std::vector<FamilyEfficiency> families; // by busy time, descending
     std::vector<StepEfficiency> steps;
     std::string why; // why there is no MFU, when there is none
+    // Families whose model FLOPs per second exceed the peak MFU is measured against, said.
+    std::vector<std::string> notes;
 };
 
 struct Efficiency {
