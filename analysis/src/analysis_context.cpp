@@ -44,6 +44,7 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     m_gpuWork.build(t.gpuIndex());
     classifyNames();
     collectDevices();
+    streamWaits = findStreamWaits(*this);
     findSlowFirstUses();
     findSteps();
     resolveWindow();

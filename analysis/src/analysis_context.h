@@ -2,6 +2,7 @@
 // Shared, precomputed views of a trace used by every part of the analysis.
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/call_catalogue.h"
+#include "stream_waits.h"
 
 #include <algorithm>
 #include <optional>
@@ -97,6 +98,8 @@ public:
     bool clippedAtRecordEnd = false;
     /// Per slice: true when it is, or contains, a launch call that started GPU work.
     std::vector<bool> launchesGpu;
+    /// Kineto's resolved stream waits (stream_waits.h), by waiting stream and time.
+    std::vector<StreamWait> streamWaits;
 
     [[nodiscard]] std::string_view name(uint32_t slice) const {
         return trace.str(trace.slices().name[slice]);

@@ -292,6 +292,32 @@ std::string gapBetween(const Context& c, Finding& f, SliceId from, const char* f
                       .obj("to", ClaimParams().slice("s", c, to).str("edge", toEdge)));
 }
 
+/// What held `work` (launched by `launch`) on the GPU side while the GPU sat idle in
+/// (lo, hi], after ": " in a sentence: the work a recorded stream wait names when it ended
+/// then (stream_waits.h), else the stream-wait call before the launch, else nothing shown.
+std::string heldBy(const Context& c, Finding& f, uint32_t work, SliceId launch, int64_t lo,
+                   int64_t hi) {
+    const SliceTable& s = c.trace.slices();
+    auto callName = [&](SliceId call) {
+        return saidName(f, c.name(call.index()), "slice",
+                        ClaimParams().slice("slice", c, call).str("stat", "dur"),
+                        double(s.dur[call.index()]));
+    };
+    if (const StreamWait* w = waitEndingIn(c, work, launch, lo, hi)) {
+        const uint32_t p = w->awaited.index();
+        return "its stream waited (" + callName(SliceId(w->sync)) + ") for the event " +
+               callName(w->record) + " recorded after " + workOnStream(c, f, p) + ", which ended " +
+               gapBetween(c, f, SliceId(p), "end", SliceId(work), "start",
+                          s.start[work] - s.end(p)) +
+               " before this work started";
+    }
+    const SliceId waitCall = streamWaitBefore(c, launch);
+    if (!waitCall.valid()) return "the GPU waited for something the trace does not show";
+    return "after " + callName(waitCall) +
+           ", the stream waited for an event recorded by work the trace does not show (another "
+           "process, or a stream that was not profiled)";
+}
+
 /// When the work a wait waited for was queued before the wait began yet started only near
 /// its end, with the GPU idle meanwhile, the GPU itself waited for something the trace does
 /// not show (an event recorded by work outside the trace: another process, a stream that
@@ -308,20 +334,11 @@ std::string queuedWorkStartedLate(const Context& c, Finding& f, const DeviceActi
         if (!l.valid() || s.end(l.index()) > a) continue;
         // The GPU idle from the wait's start until this work began?
         if (lengthWithin(dev.busy, a, s.start[w]) > (s.start[w] - a) / 10) return {};
-        const SliceId waitCall = streamWaitBefore(c, l);
         return " The GPU work it waited for was queued " +
                gapBetween(c, f, l, "end", wait, "start", a - s.end(l.index())) +
                " before the wait began (" + workOnStream(c, f, w) + ") but started only " +
                gapBetween(c, f, wait, "start", SliceId(w), "start", s.start[w] - a) +
-               " into it, with the GPU idle meanwhile: " +
-               (!waitCall.valid()
-                    ? std::string("the GPU waited for something the trace does not show")
-                    : "after " +
-                          saidName(f, c.name(waitCall.index()), "slice",
-                                   ClaimParams().slice("slice", c, waitCall).str("stat", "dur"),
-                                   double(s.dur[waitCall.index()])) +
-                          ", the stream waited for an event recorded by work the trace does not "
-                          "show (another process, or a stream that was not profiled)") +
+               " into it, with the GPU idle meanwhile: " + heldBy(c, f, w, l, a, s.start[w]) +
                ". Removing this wait alone would not start that work sooner; the replay counts "
                "only what it can see.";
     }
@@ -595,7 +612,7 @@ namespace {
 /// it, how long it sat queued, on which stream, the stream-wait call before its launch, and
 /// what the launching thread was doing meanwhile (the longest call overlapping the wait,
 /// with its operator and Python frame).
-std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d) {
+std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d, bool& named) {
     const SliceTable& s = c.trace.slices();
     const IdleGap* gap = nullptr;
     for (const IdleGap& g : d.idle.gaps)
@@ -605,7 +622,6 @@ std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d)
     if (!gap || gap->endNs - gap->startNs < c.window.length() / 20) return {};
     const uint32_t w = gap->endingWork.index(), l = gap->launch.index();
     const TrackId th = s.track[l];
-    const SliceId waitCall = streamWaitBefore(c, SliceId(l));
     const uint32_t last = c.trace.sliceRange(th).second;
     // The longest call on the launching thread inside the wait.
     SliceId longest;
@@ -620,14 +636,8 @@ std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d)
         ": " + workOnStream(c, f, w) + " was launched " +
         gapBetween(c, f, SliceId(l), "end", SliceId(w), "start", s.start[w] - s.end(l)) +
         " before it started, with the GPU idle";
-    out += !waitCall.valid()
-               ? std::string(": it waited on the GPU side for something the trace does not show.")
-               : ", after " +
-                     saidName(f, c.name(waitCall.index()), "slice",
-                              ClaimParams().slice("slice", c, waitCall).str("stat", "dur"),
-                              double(s.dur[waitCall.index()])) +
-                     ": its stream waited for an event recorded by work the trace does not show "
-                     "(another process, or a stream that was not profiled).";
+    named = waitEndingIn(c, w, SliceId(l), gap->startNs, gap->endNs) != nullptr;
+    out += ": " + heldBy(c, f, w, SliceId(l), gap->startNs, gap->endNs) + ".";
     if (longest.valid() && s.dur[longest.index()] > (gap->endNs - gap->startNs) / 2)
         out += whereFrom(c, f, longest, " Meanwhile the launching thread was blocked ", " in ");
     return out;
@@ -674,12 +684,17 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
                         saidNs(f, d.idleNs, "idle_ns", dev) +
                         "; the more specific findings explain " +
                         saidNs(f, explained, "findings_idle_ns", dev) +
-                        " of it. Idle time by cause: " + breakdown + "." + longestGpuWait(c, f, d);
+                        " of it. Idle time by cause: " + breakdown + ".";
+        bool named = false;
+        f.explanation += longestGpuWait(c, f, d, named);
         f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to "
-                "see what the "
-                "launching thread was doing. For work that waits on the GPU side, find what "
-                "records the event "
-                "its stream waits for (profile that process or stream too).";
+                "see what the launching thread was doing. " +
+                std::string(named ? "For work that waits on the GPU side, the work its stream "
+                                    "waited for is named above: start it sooner, shorten it, "
+                                    "or give this stream work that does not depend on it."
+                                  : "For work that waits on the GPU side, find what records the "
+                                    "event its stream waits for (profile that process or "
+                                    "stream too).");
         f.confidence = 0.5;
         out.push_back(std::move(f));
     }

@@ -68,7 +68,7 @@ private:
         m_leading = m_d.device >= 0 && isLeadingGap(g, it);
         if (rec.launch.valid() && m_s.start[rec.launch.index()] < g.start) {
             // Launched in time, yet not running: a dependency on the GPU side.
-            charge(g.start, g.end, IdleCause::GpuDependency, SliceId());
+            chargeDependency(rec, g.start, g.end);
         } else {
             // Launched during the gap: the host's time until the launch returned. When the
             // work then stayed queued longer than a launch takes to start (a graph launch
@@ -84,7 +84,7 @@ private:
                 chargeThread(thread, g.start, hostEnd);
             else
                 charge(g.start, hostEnd, IdleCause::HostUntraced, SliceId());
-            charge(hostEnd, g.end, IdleCause::GpuDependency, SliceId());
+            chargeDependency(rec, hostEnd, g.end);
         }
         size_t best = 0;
         for (size_t k = 0; k < kIdleCauseCount; ++k) {
@@ -97,6 +97,17 @@ private:
         rec.dominant = static_cast<IdleCause>(best);
         m_out.idleNs += g.length();
         m_out.gaps.push_back(rec);
+    }
+
+    /// A GPU-side wait: until the work a recorded stream wait names ended, charged to that
+    /// work (stream_waits.h); the rest to nothing the trace shows.
+    void chargeDependency(const IdleGap& rec, int64_t lo, int64_t hi) {
+        const StreamWait* w = rec.endingWork.valid()
+                                  ? waitEndingIn(m_c, rec.endingWork.index(), rec.launch, lo, hi)
+                                  : nullptr;
+        const int64_t until = w ? m_s.end(w->awaited.index()) : lo;
+        charge(lo, until, IdleCause::GpuDependency, w ? w->awaited : SliceId());
+        charge(until, hi, IdleCause::GpuDependency, SliceId());
     }
 
     static void keepLargest(std::vector<CausePortion>& v, const Interval& g, int64_t ns) {

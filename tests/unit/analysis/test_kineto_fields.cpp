@@ -1,6 +1,8 @@
 // Kineto's trace fields of 2025-2026, on tiny inline traces: kernels that overlap on one
 // stream (programmatic dependent launch) are kept and counted once in busy time; the "Stream
-// Sync" rows (cuda_sync on tid = stream + 1,000,000) belong to their stream. (NCCL "Seq" and
+// Sync" rows (cuda_sync on tid = stream + 1,000,000) belong to their stream; a "Stream Wait
+// Event" naming the stream and cudaEventRecord it waited on charges the wait to the work
+// recorded. (NCCL "Seq" and
 // process groups: test_cross_rank; graph ids read from Nsight exports: test_foreign_importers.)
 #include "test_support.h"
 #include "trace_text.h"
@@ -9,6 +11,8 @@
 #include "stallscope/analysis/trace_summary.h"
 
 #include <QTest>
+
+#include <algorithm>
 
 using namespace stallscope;
 using namespace stallscope::analysis;
@@ -97,6 +101,53 @@ private Q_SLOTS:
         QVERIFY(lone);
         for (const auto& tr : lone->tracks()) QVERIFY(!tr.syncOf.valid());
         QCOMPARE(summarize(*lone).gpuStreams, uint32_t(2));
+    }
+    // Device 0's stream 7 waits (cudaStreamWaitEvent) on an event recorded on stream 20 of
+    // device 1 after `peer_send` (40-900 us): device 0's idle 100-910 us is a GPU-side wait,
+    // 800 us of it on `peer_send` by name; `late` was launched on stream 20 after the record
+    // and is not what the event waited for. Kineto before its fix writes -1: the wait stays
+    // unnamed and the text says the trace does not show what was recorded.
+    void streamWaitsNameTheWorkTheEventRecorded() {
+        for (const bool resolved : {true, false}) {
+            TraceText t;
+            t.step(1, 0, 1000);
+            t.runtime("cudaLaunchKernel", 10, 5, 1).kernel("first", 20, 80, 1, 7, 0);
+            t.runtime("cudaLaunchKernel", 30, 5, 2).kernel("peer_send", 40, 860, 2, 20, 1);
+            t.runtime("cudaEventRecord", 40, 3, 3);
+            t.runtime("cudaLaunchKernel", 45, 5, 4).kernel("late", 900, 50, 4, 20, 1);
+            t.runtime("cudaStreamWaitEvent", 50, 3, 5);
+            t.add(std::string(R"({"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", )"
+                              R"("pid": 0, "tid": 7, "ts": 50, "dur": 3, "args": {)"
+                              R"("cuda_sync_kind": "Stream Wait Event", "stream": 7, )"
+                              R"("correlation": 5, "device": 0, "wait_on_stream": )") +
+                  (resolved ? "20" : "-1") + R"(, "wait_on_cuda_event_record_corr_id": )" +
+                  (resolved ? "3" : "-1") + "}}");
+            t.runtime("cudaLaunchKernel", 60, 5, 6).kernel("after", 910, 90, 6, 7, 0);
+            const auto trace = t.load(9);
+            QVERIFY(trace);
+            const AnalysisResult r = analyze(*trace);
+            const DeviceMetrics& d0 =
+                *std::find_if(r.devices.begin(), r.devices.end(),
+                              [](const DeviceMetrics& d) { return d.device == 0; });
+            const size_t dep = static_cast<size_t>(IdleCause::GpuDependency);
+            QCOMPARE(d0.idle.causes[dep].ns, 810 * us);
+            int64_t onPeer = 0;
+            for (const auto& [name, ns] : d0.idle.waitedFor[dep])
+                if (trace->str(name) == "peer_send")
+                    onPeer += ns;
+                else
+                    QVERIFY2(false, "only peer_send is named");
+            QCOMPARE(onPeer, resolved ? 800 * us : 0);
+            std::string text;
+            for (const Finding& f : r.findings)
+                if (f.device == 0) text += f.explanation + "\n";
+            const bool named = text.find("for the event `cudaEventRecord` recorded after "
+                                         "`peer_send` on stream 20") != std::string::npos;
+            QVERIFY2(named == resolved, text.c_str());
+            QVERIFY2((text.find("recorded by work the trace does not show") != std::string::npos) ==
+                         !resolved,
+                     text.c_str());
+        }
     }
 };
 
