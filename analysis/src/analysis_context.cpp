@@ -45,6 +45,7 @@ Context::Context(const Trace& t, const AnalysisOptions& o) : trace(t), options(o
     classifyNames();
     collectDevices();
     streamWaits = findStreamWaits(*this);
+    if (anyNamed(kNcGraphLaunch)) graphReplays = model::graphReplays(t);
     findSlowFirstUses();
     findSteps();
     resolveWindow();

@@ -4,6 +4,8 @@
 #include "stallscope/analysis/call_catalogue.h"
 #include "stream_waits.h"
 
+#include "stallscope/model/graph_replays.h"
+
 #include <algorithm>
 #include <optional>
 #include <span>
@@ -100,6 +102,8 @@ public:
     std::vector<bool> launchesGpu;
     /// Kineto's resolved stream waits (stream_waits.h), by waiting stream and time.
     std::vector<StreamWait> streamWaits;
+    /// The CUDA/HIP graph replays (model/graph_replays.h), when the trace has graph launches.
+    std::vector<model::GraphReplay> graphReplays;
 
     [[nodiscard]] std::string_view name(uint32_t slice) const {
         return trace.str(trace.slices().name[slice]);

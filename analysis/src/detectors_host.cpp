@@ -278,9 +278,22 @@ std::string workOnStream(const Context& c, Finding& f, uint32_t work) {
     const SliceTable& s = c.trace.slices();
     const ClaimParams ref = ClaimParams().slice("slice", c, SliceId(work));
     const std::string stream(c.trace.str(c.trace.track(s.track[work]).name));
-    return saidName(f, c.name(work), "slice", ClaimParams(ref).str("stat", "dur"),
-                    double(s.dur[work])) +
-           " on " + said(f, stream, "stream_of", ref, 0);
+    std::string out = saidName(f, c.name(work), "slice", ClaimParams(ref).str("stat", "dur"),
+                               double(s.dur[work])) +
+                      " on " + said(f, stream, "stream_of", ref, 0);
+    // Inside a graph replay: which graph, where the trace says (docs/claims.md "graph_of").
+    if (const model::GraphReplay* r =
+            model::replayHolding(c.graphReplays, c.trace, SliceId(work))) {
+        out += r->graphId >= 0 ? " (inside " +
+                                     said(f, "graph " + std::to_string(r->graphId), "graph_of",
+                                          ClaimParams(ref).str("stat", "id"), double(r->graphId)) +
+                                     ")"
+                               : " (inside " +
+                                     said(f, "a graph replay", "graph_of",
+                                          ClaimParams(ref).str("stat", "launched"), 1) +
+                                     ")";
+    }
+    return out;
 }
 
 /// The time from one slice's edge to another's, claimed (docs/claims.md "gap").

@@ -292,6 +292,7 @@ std::shared_ptr<const TimelineIndex> TimelineIndex::build(const Trace& t) {
     auto x = std::make_shared<TimelineIndex>();
     IndexBuilder::lanes(t, *x);
     IndexBuilder::counters(t, *x);
+    x->graphReplays = model::graphReplays(t);
     return x;
 }
 

@@ -153,4 +153,25 @@ DrawList buildScene(const Trace& t, const TimelineIndex& index, const SceneReque
     return dl;
 }
 
+std::vector<ReplayDraw> placeReplays(const TimelineIndex& index, model::TrackId stream,
+                                     const SceneViewport& vp) {
+    std::vector<ReplayDraw> out;
+    const auto& all = index.graphReplays;
+    const int64_t t0 = vp.startNs, t1 = vp.endNs();
+    // A stream runs its replays one after another: from the last one starting before t0.
+    auto it = std::lower_bound(
+        all.begin(), all.end(), std::make_pair(stream, t0),
+        [](const model::GraphReplay& r, std::pair<model::TrackId, int64_t> k) {
+            return r.stream != k.first ? r.stream.index() < k.first.index() : r.startNs < k.second;
+        });
+    if (it != all.begin() && std::prev(it)->stream == stream) --it;
+    for (; it != all.end() && it->stream == stream && it->startNs < t1; ++it) {
+        if (it->endNs <= t0) continue;
+        const double x0 = std::max(vp.xOf(it->startNs), vp.left - 2.0);
+        const double x1 = std::min(vp.xOf(it->endNs), vp.right + 2.0);
+        if (x1 - x0 >= kMinSliceWidth) out.push_back({size_t(it - all.begin()), x0, x1});
+    }
+    return out;
+}
+
 } // namespace stallscope::scene

@@ -11,6 +11,9 @@ Each trace shows one situation with numbers chosen so the answer is known by han
                        (33.6 TFLOP/s, far below the 312 TFLOP/s bf16 peak)
   mha_attention_weights  3 steps on an H100 of nn.MultiheadAttention asked for its weights:
                        bmm, softmax, bmm of [16, 8, 128, 128] scores instead of a fused kernel
+  stream_wait_graph    3 steps on an H100: stream 7 waits (cudaStreamWaitEvent, Kineto 2026's
+                       wait_on_stream / wait_on_cuda_event_record_corr_id) for a 1.48 ms NCCL
+                       kernel on GPU 1, then replays graph 3 (two kernels)
   bad_input_mix        unsorted events, a negative duration, "N/A" time, a lone surrogate,
                        an E without B, an unterminated B
 """
@@ -183,6 +186,51 @@ def mha_attention_weights():
     g.write("mha_attention_weights")
 
 
+def stream_wait_graph():
+    g = Gpu()
+    t = BASE
+    for step in range(3):
+        g.cpu(f"ProfilerStep#{step + 1}", t, 2000, "user_annotation")
+        # The awaited work: an NCCL kernel on GPU 1's stream 20.
+        g.launch("cudaLaunchKernel", t + 10, 5, "kernel", "ncclDevKernel_SendRecv(ncclDevComm*, unsigned long, ncclWork*)",
+                 t + 20, 1480)
+        peer = g.events[-3]
+        peer["pid"], peer["tid"] = 1, 20
+        peer["args"].update(device=1, stream=20)
+        g.events[-1]["pid"], g.events[-1]["tid"] = 1, 20
+        record = g.corr
+        g.corr += 1
+        g.cpu("cudaEventRecord", t + 15, 3, "cuda_runtime", {"correlation": record})
+        wait = g.corr
+        g.corr += 1
+        g.cpu("cudaStreamWaitEvent", t + 20, 3, "cuda_runtime", {"correlation": wait})
+        g.events.append({"ph": "X", "cat": "cuda_sync", "name": "Stream Wait Event", "pid": 0, "tid": 7,
+                         "ts": t + 20, "dur": 3,
+                         "args": {"cuda_sync_kind": "Stream Wait Event", "device": 0, "stream": 7,
+                                  "correlation": wait, "wait_on_stream": 20,
+                                  "wait_on_cuda_event_record_corr_id": record,
+                                  "wait_on_cuda_event_id": 1000 + step}})
+        # Graph 3 replayed on stream 7 once the wait is over.
+        g.launch("cudaGraphLaunch", t + 30, 12, "kernel", "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64",
+                 t + 1510, 190, {"graph id": 3, "graph node id": 1})
+        c = g.corr - 1
+        g.events.append({"ph": "X", "cat": "kernel", "name": "triton_poi_fused_add_0", "pid": 0, "tid": 7,
+                         "ts": t + 1703, "dur": 47,
+                         "args": {"device": 0, "stream": 7, "correlation": c, "graph id": 3, "graph node id": 2}})
+        t += 2000
+    g.events += [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python3"}},
+        {"ph": "M", "name": "process_labels", "pid": 1, "tid": 0, "args": {"labels": "GPU 1"}},
+        {"ph": "M", "name": "thread_name", "pid": 1, "tid": 20, "args": {"name": "stream 20"}},
+    ]
+    meta(g.events)
+    doc = {"schemaVersion": 1, "traceEvents": g.events, "traceName": "stream_wait_graph.json",
+           "deviceProperties": [DEVICE, dict(DEVICE, id=1)]}
+    with open(os.path.join(OUT, "stream_wait_graph.json"), "w") as f:
+        json.dump(doc, f, indent=None, separators=(",", ":"))
+        f.write("\n")
+
+
 def bad_input_mix():
     # Written as text: some of it is not what json.dump would write.
     ev = [
@@ -207,4 +255,5 @@ if __name__ == "__main__":
     cpu_only()
     unaligned_bf16_gemm()
     mha_attention_weights()
+    stream_wait_graph()
     bad_input_mix()

@@ -68,8 +68,8 @@ FINDING_CAUSES = {
     "allocator_churn": ["allocator"],
 }
 # tests/data/traces/ (make_traces.py) audited beside the shared corpus: gemm_padding and
-# unfused_attention with numbers known by hand.
-SYNTHETIC = ["unaligned_bf16_gemm.json", "mha_attention_weights.json"]
+# unfused_attention with numbers known by hand; a stream wait and graph replays (stream_wait_graph).
+SYNTHETIC = ["unaligned_bf16_gemm.json", "mha_attention_weights.json", "stream_wait_graph.json"]
 SILENCING_KINDS = {"graph_capture", "warmup", "compilation", "gpu_not_used", "gpu_not_recorded"}
 CONSTANTS = {"2x", "2-8x", "16-bit", "8-bit", "~1 us", "10-100", "50%", "8.0", "stride 1", "PyTorch 2.0", "3",
              "8", "16", "64"}
@@ -419,6 +419,17 @@ def m_stream_of(ctx, p):
         m = re.search(r"(\d+)", str(s.tid))
         st = int(m.group(1)) if m else None
     return int(st) if st is not None else None
+
+
+def m_graph_of(ctx, p):
+    """The graph replay holding a GPU slice: stat "id" its kernels' Kineto "graph id", stat
+    "launched" 1 when the call that launched it (by correlation) is a graph launch."""
+    s = slice_of(ctx, p["slice"])
+    if p.get("stat") == "id":
+        gid = s.args.get("graph id")
+        return int(gid) if isinstance(gid, (int, float)) and gid >= 0 else None
+    lt = ctx.tr.launch_of.get(s.corr) if s.corr is not None else None
+    return 1 if lt is not None and "GraphLaunch" in lt.name else 0
 
 
 def m_idle_gap(ctx, p):
@@ -918,6 +929,8 @@ def measure(ctx, c, finding):
         return m_sync_idle_ns(ctx, p)
     if m == "graph_items":
         return m_graph_items(ctx, p)
+    if m == "graph_of":
+        return m_graph_of(ctx, p)
     if m == "warmup_steps":
         return m_warmup_steps(ctx, p)
     if m == "slice":

@@ -48,6 +48,7 @@ void TimelineRenderer::paint(QPainter& p, const TimelineLayout& layout, const Ti
                         vp.height - TimelineViewport::kTopHeight));
     paintRows(p, layout, vp);
     paintLanes(p, layout, s, frame);
+    paintGraphReplays(p, layout, vp);
     paintOverlays(p, layout, vp, s, frame.list.shades);
     p.restore();
     paintHeaders(p, layout, vp);
@@ -243,6 +244,47 @@ void TimelineRenderer::paintCounter(QPainter& p, const CounterSeries& c, const T
                             .arg(QString::number(c.maxValue, 'f', c.maxValue < 10 ? 1 : 0) + " " +
                                  QString::fromStdString(c.unit));
     p.drawText(QRect(x0 + 4, y - 2, 200, 14), Qt::AlignLeft | Qt::AlignTop, top);
+}
+
+void TimelineRenderer::paintGraphReplays(QPainter& p, const TimelineLayout& layout,
+                                         const TimelineViewport& vp) {
+    const scene::TimelineIndex& index = *layout.index();
+    if (index.graphReplays.empty()) return;
+    const Theme& th = Theme::current();
+    const QColor edge = th.dark ? QColor(190, 150, 255) : QColor(120, 70, 190);
+    QFont small = p.font();
+    small.setPointSizeF(std::max(6.0, small.pointSizeF() - 1.5));
+    const QFontMetrics fm(small);
+    const int top = vp.scrollY, bottom = vp.scrollY + vp.height - TimelineViewport::kTopHeight;
+    const auto& rows = layout.rows();
+    p.save();
+    p.setFont(small);
+    for (int ri = std::max(0, layout.rowAt(top)); ri >= 0 && ri < static_cast<int>(rows.size());
+         ++ri) {
+        const TimelineRow& r = rows[static_cast<size_t>(ri)];
+        if (!r.visible || r.kind != RowKind::Slices) continue;
+        if (r.y >= bottom) break;
+        if (layout.trace()->track(r.track).kind != model::TrackKind::GpuStream) continue;
+        const int y = vp.yOf(r.y);
+        for (const scene::ReplayDraw& d : scene::placeReplays(index, r.laneTrack, vp.scene())) {
+            const model::GraphReplay& g = index.graphReplays[d.replay];
+            const QRectF box(d.x0, y + 1, d.x1 - d.x0, r.height - 3);
+            p.setPen(QPen(edge, 1, Qt::DashLine));
+            p.setBrush(Qt::NoBrush);
+            p.drawRect(box);
+            const QString label =
+                g.graphId >= 0
+                    ? QCoreApplication::translate("TimelineView", "graph %1").arg(g.graphId)
+                    : QCoreApplication::translate("TimelineView", "graph replay");
+            const int w = fm.horizontalAdvance(label) + 6;
+            if (box.width() < w + 8) continue;
+            const QRectF tag(box.right() - w - 1, box.bottom() - fm.height(), w, fm.height());
+            p.fillRect(tag, th.dark ? QColor(40, 30, 60, 220) : QColor(245, 238, 255, 230));
+            p.setPen(edge);
+            p.drawText(tag, Qt::AlignCenter, label);
+        }
+    }
+    p.restore();
 }
 
 void TimelineRenderer::paintOverlays(QPainter& p, const TimelineLayout& layout,

@@ -68,6 +68,9 @@ private:
     void paintLanes(QPainter& p, const TimelineLayout& layout, const TimelineState& s,
                     const SceneFrame& f);
     void paintCounter(QPainter& p, const CounterSeries& c, const TimelineViewport& vp, int y, int h);
+    /// CUDA/HIP graph replays: a dashed range around each replay's work on its stream's row,
+    /// labelled with its graph id when wide enough.
+    void paintGraphReplays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp);
     void paintOverlays(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp,
                        const TimelineState& s, const std::vector<scene::Shade>& shades);
     void paintHeaders(QPainter& p, const TimelineLayout& layout, const TimelineViewport& vp);

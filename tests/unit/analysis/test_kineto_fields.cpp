@@ -2,13 +2,14 @@
 // stream (programmatic dependent launch) are kept and counted once in busy time; the "Stream
 // Sync" rows (cuda_sync on tid = stream + 1,000,000) belong to their stream; a "Stream Wait
 // Event" naming the stream and cudaEventRecord it waited on charges the wait to the work
-// recorded. (NCCL "Seq" and
+// recorded; kernels of one graph launch are a replay of their "graph id". (NCCL "Seq" and
 // process groups: test_cross_rank; graph ids read from Nsight exports: test_foreign_importers.)
 #include "test_support.h"
 #include "trace_text.h"
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/trace_summary.h"
+#include "stallscope/model/graph_replays.h"
 
 #include <QTest>
 
@@ -147,6 +148,53 @@ private Q_SLOTS:
             QVERIFY2((text.find("recorded by work the trace does not show") != std::string::npos) ==
                          !resolved,
                      text.c_str());
+        }
+    }
+    // Two cudaGraphLaunch calls replay graph 3 (Kineto's "graph id" on its kernels): each
+    // replay is the work its launch started, a range around its kernels; a kernel launched on
+    // its own is in none. The longest GPU-side wait ends at the second replay: the finding
+    // says it is inside graph 3. Without "graph id" the replays are still found, unnamed.
+    void graphReplaysGroupTheirKernels() {
+        for (const bool withIds : {true, false}) {
+            auto kernel = [&](const char* name, int64_t ts, int64_t dur, int corr, int node) {
+                return std::string("{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"") + name +
+                       "\", \"pid\": 0, \"tid\": 7, \"ts\": " + std::to_string(ts) +
+                       ", \"dur\": " + std::to_string(dur) +
+                       ", \"args\": {\"correlation\": " + std::to_string(corr) +
+                       ", \"stream\": 7, \"device\": 0" +
+                       (withIds ? ", \"graph id\": 3, \"graph node id\": " + std::to_string(node)
+                                : std::string()) +
+                       "}}";
+            };
+            TraceText t;
+            t.step(1, 0, 800);
+            t.runtime("cudaGraphLaunch", 10, 20, 1);
+            t.add(kernel("g_a", 100, 50, 1, 1)).add(kernel("g_b", 150, 70, 1, 2));
+            t.runtime("cudaGraphLaunch", 40, 20, 2);
+            t.add(kernel("g_a", 600, 100, 2, 1));
+            t.runtime("cudaLaunchKernel", 700, 5, 3).kernel("alone", 710, 50, 3, 7, 0);
+            const auto trace = t.load(9);
+            QVERIFY(trace);
+            const auto replays = model::graphReplays(*trace);
+            QCOMPARE(replays.size(), size_t(2));
+            QCOMPARE(replays[0].items, 2u);
+            QCOMPARE(replays[0].startNs, 100 * us);
+            QCOMPARE(replays[0].endNs, 220 * us);
+            QCOMPARE(replays[1].items, 1u);
+            for (const auto& r : replays) QCOMPARE(r.graphId, withIds ? int64_t(3) : int64_t(-1));
+            const auto& s = trace->slices();
+            for (uint32_t i = 0; i < s.size(); ++i)
+                if (trace->str(s.name[i]) == "alone")
+                    QVERIFY(!model::replayHolding(replays, *trace, model::SliceId(i)));
+                else if (trace->str(s.name[i]) == "g_b")
+                    QCOMPARE(model::replayHolding(replays, *trace, model::SliceId(i)), &replays[0]);
+            const AnalysisResult r = analyze(*trace);
+            std::string text;
+            for (const Finding& f : r.findings) text += f.explanation + "\n";
+            const std::string said = withIds
+                                         ? "`g_a` on stream 7 (inside graph 3) was launched"
+                                         : "`g_a` on stream 7 (inside a graph replay) was launched";
+            QVERIFY2(text.find(said) != std::string::npos, text.c_str());
         }
     }
 };

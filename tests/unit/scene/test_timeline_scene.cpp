@@ -148,6 +148,34 @@ private Q_SLOTS:
         QCOMPARE(late.front(), other);
     }
 
+    // Graph replays on a stream: the work of each graph launch as one range, kept out of view
+    // when narrower than kMinSliceWidth or outside the viewport.
+    void graphReplaysInView() {
+        test::TraceText tt;
+        for (int n = 0; n < 3; ++n) {
+            const int corr = tt.nextCorrelation();
+            tt.runtime("cudaGraphLaunch", n * 100, 5, corr);
+            tt.kernel("g_a", n * 100 + 10, 20, corr).kernel("g_b", n * 100 + 30, 30, corr);
+        }
+        const int corr = tt.nextCorrelation();
+        tt.runtime("cudaLaunchKernel", 290, 5, corr).kernel("alone", 300, 10, corr);
+        const auto t = tt.load();
+        const auto index = scene::TimelineIndex::build(*t);
+        QCOMPARE(index->graphReplays.size(), size_t(3));
+        const model::TrackId stream = trackWhere(*t, true, 7);
+        // [0, 150 us) over x 0 .. 1500: replays 0 (10-60 us) and 1 (110-160 us, clipped).
+        const SceneViewport vp{t->startNs(), 100, 0, 1500};
+        const auto shown = scene::placeReplays(*index, stream, vp);
+        QCOMPARE(shown.size(), size_t(2));
+        QCOMPARE(shown[0].x0, 100.0);
+        QCOMPARE(shown[0].x1, 600.0);
+        QCOMPARE(shown[1].x1, 1502.0);
+        // Zoomed out to 1 ms per pixel, each replay is 0.05 px wide: none drawn.
+        QVERIFY(scene::placeReplays(*index, stream, {t->startNs(), 1e6, 0, 1500}).empty());
+        // Another track has none.
+        QVERIFY(scene::placeReplays(*index, trackWhere(*t, false, 1), vp).empty());
+    }
+
     void lanesOfNestedSlices() {
         test::TraceText tt;
         tt.cpu("outer", 0, 100).cpu("mid", 10, 50).cpu("inner", 20, 10);

@@ -3,6 +3,7 @@
 // depth the slices sorted by start, so a visible range is a binary search and sub-pixel
 // runs can be skipped by searching ahead; and the counter series (GPU utilisation, launch
 // queue depth, allocator memory) with range queries that cost O(log n) whatever the zoom.
+#include "stallscope/model/graph_replays.h"
 #include "stallscope/model/intervals.h"
 #include "stallscope/model/trace.h"
 
@@ -93,6 +94,9 @@ struct TimelineIndex {
     /// empty when no track has Python frames.
     std::vector<uint8_t> operatorDepth;
     static constexpr uint8_t kNotShown = 255;
+    /// CUDA/HIP graph replays (model/graph_replays.h), by (stream, start): drawn as a range
+    /// around their kernels on the stream's row.
+    std::vector<model::GraphReplay> graphReplays;
 
     /// The index of `t`, which must outlive it (lanes hold indices into its slice table).
     static std::shared_ptr<const TimelineIndex> build(const model::Trace& t);

@@ -138,6 +138,16 @@ struct Shade {
 };
 std::vector<Shade> placeShades(const model::Intervals& ranges, const SceneViewport& vp);
 
+/// The graph replays of `index` on `stream` that show in the viewport, at least
+/// kMinSliceWidth wide (narrower ones are left out: a fit-all view of a serving trace holds
+/// thousands), as [first, last) positions into index.graphReplays.
+struct ReplayDraw {
+    size_t replay = 0; // position in index.graphReplays
+    double x0 = 0, x1 = 0;
+};
+std::vector<ReplayDraw> placeReplays(const TimelineIndex& index, model::TrackId stream,
+                                     const SceneViewport& vp);
+
 /// Rows a finding on `device` concerns inside [lo, hi): the CPU threads that launch the
 /// device's GPU work there, most launches first (the busiest CPU threads when none does),
 /// at most `max`. Launches are counted over at most kRowScanLimit GPU slices per stream.
