@@ -1,5 +1,7 @@
 #include "stallscope/analysis/trace_summary.h"
 
+#include "arg_values.h"
+
 #include <algorithm>
 #include <map>
 
@@ -14,6 +16,42 @@ bool isProfilerStepName(std::string_view name) {
         if (c < '0' || c > '9') return false;
     return true;
 }
+
+namespace {
+/// The recording machine from the top-level keys (Kineto's cuda/hip_driver_version, and the
+/// host_* keys the Nsight import writes).
+std::string hostText(const model::TraceMetadata& md) {
+    std::map<std::string_view, std::string_view> top;
+    for (const auto& [k, v] : md.other) top.emplace(k, v);
+    auto text = [&](std::string_view key) {
+        const auto it = top.find(key);
+        return it == top.end() ? std::string() : detail::argString(it->second).value_or("");
+    };
+    auto number = [&](std::string_view key) {
+        const auto it = top.find(key);
+        return it == top.end() ? int64_t(-1) : detail::argInteger(it->second).value_or(-1);
+    };
+    std::vector<std::string> parts;
+    std::string cpu = text("host_cpu");
+    if (const int64_t cores = number("host_cpu_cores"); cores > 0)
+        cpu += (cpu.empty() ? "" : ", ") + std::to_string(cores) + " cores";
+    if (!cpu.empty()) parts.push_back(cpu);
+    if (std::string os = text("host_os"); !os.empty()) parts.push_back(os);
+    if (std::string h = text("hostname"); !h.empty()) parts.push_back("host " + h);
+    if (std::string g = text("gpu_driver_version"); !g.empty()) parts.push_back("GPU driver " + g);
+    // CUDA's version numbers are 1000 x major + 10 x minor (12080 = 12.8, cudaDriverGetVersion);
+    // HIP's 10^7 x major + 10^5 x minor + patch (70051831 = 7.0.51831, HIP_VERSION).
+    if (const int64_t v = number("cuda_driver_version"); v > 0)
+        parts.push_back("CUDA driver " + std::to_string(v / 1000) + "." +
+                        std::to_string(v % 1000 / 10));
+    if (const int64_t v = number("hip_driver_version"); v > 0)
+        parts.push_back("HIP driver " + std::to_string(v / 10'000'000) + "." +
+                        std::to_string(v / 100'000 % 100) + "." + std::to_string(v % 100'000));
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
+}
+} // namespace
 
 TraceSummary summarize(const Trace& t) {
     TraceSummary s;
@@ -43,6 +81,8 @@ TraceSummary summarize(const Trace& t) {
         s.worldSize = md.distributed.worldSize;
         s.backend = md.distributed.backend;
     }
+
+    s.host = hostText(md);
 
     std::map<int32_t, DeviceSummary> devices;
     for (const auto& d : md.devices) {

@@ -65,6 +65,7 @@ void writeTraceJson(JsonWriter& w, const model::TraceEntry& e, const TraceSummar
     w.key("span_index").value(e.span);
     w.key("format").value(s.format);
     w.key("compressed").value(s.compressed);
+    if (!s.host.empty()) w.key("host").value(s.host);
     w.key("events").value(s.events);
     w.key("by_phase").beginObject();
     for (const auto& [ph, n] : s.byPhase) w.key(ph).value(n);
@@ -204,6 +205,7 @@ void writeTraceText(std::ostream& o, const model::TraceEntry& e, const TraceSumm
         row("device", t.metadata().devices.empty() ? "no GPU work and no deviceProperties (CPU-only trace)"
                                                    : "no GPU work (" + std::to_string(t.metadata().devices.size()) +
                                                          " GPUs listed in deviceProperties)");
+    if (!s.host.empty()) row("host", s.host);
     row("rows", std::to_string(s.processes) + " processes, " + std::to_string(s.cpuThreads) + " CPU threads, " +
                     std::to_string(s.gpuStreams) + " GPU streams");
     row("steps", s.profilerSteps ? formatCount(s.profilerSteps) + " ProfilerStep ranges" : "no ProfilerStep ranges");

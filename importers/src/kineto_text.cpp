@@ -84,14 +84,21 @@ void KinetoText::device(const model::DeviceProperties& d) {
     m_devices += w.str();
 }
 
+void KinetoText::topLevel(std::string_view key, std::string rawJson) {
+    base::JsonWriter w;
+    w.value(key);
+    m_topLevel += w.str() + ": " + rawJson + ",\n";
+}
+
 std::string KinetoText::take() {
-    std::string out = "{\"schemaVersion\": 1,\n";
+    std::string out = "{\"schemaVersion\": 1,\n" + m_topLevel;
     if (!m_devices.empty()) out += "\"deviceProperties\": [" + m_devices + "],\n";
     out += "\"traceEvents\": [\n";
     out += m_body;
     out += "\n]}\n";
     m_body.clear();
     m_devices.clear();
+    m_topLevel.clear();
     m_events = 0;
     return out;
 }

@@ -37,6 +37,9 @@ public:
     void threadName(int64_t pid, int64_t tid, std::string_view name);
     /// One entry of the top-level deviceProperties array.
     void device(const model::DeviceProperties& d);
+    /// A top-level key beside traceEvents (Kineto's "cuda_driver_version"; "host_cpu", ...):
+    /// `rawJson` is its value's JSON text. docs/formats.md "Top-level keys".
+    void topLevel(std::string_view key, std::string rawJson);
 
     /// A diagnostic the import adds (what the file lacks, records not read).
     void note(model::DiagnosticKind kind, std::string text) {
@@ -58,6 +61,7 @@ private:
 
     std::string m_body;
     std::string m_devices;
+    std::string m_topLevel; // "\"key\": value,\n" lines
     uint64_t m_events = 0;
     std::vector<std::pair<model::DiagnosticKind, std::string>> m_notes;
     std::string m_formatName;

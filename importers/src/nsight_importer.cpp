@@ -24,6 +24,7 @@
 #include "stallscope/importers/file_formats.h"
 #include "stallscope/importers/input_format.h"
 
+#include <charconv>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -129,8 +130,9 @@ public:
     NsightReader(const SqliteDb& db, KinetoText& out) : m_db(db), m_out(out) {}
 
     base::Status read() {
-        for (auto s : {readStrings(), readEnums(), readGpus(), readNames(), readRuntime(),
-                       readGpuWork(), readSync(), readGraphTrace(), readNvtx(), readOsrt()})
+        for (auto s :
+             {readStrings(), readEnums(), readGpus(), readHost(), readNames(), readRuntime(),
+              readGpuWork(), readSync(), readGraphTrace(), readNvtx(), readOsrt()})
             if (!s) return s;
         writeNames();
         noteSkipped();
@@ -225,6 +227,37 @@ private:
                      });
     }
 
+    /// The recording machine (TARGET_INFO_SYSTEM_ENV) as top-level keys of the Kineto form:
+    /// Kineto's own cuda_driver_version, and host_cpu, host_cpu_cores, host_os, hostname,
+    /// gpu_driver_version (docs/formats.md "Top-level keys").
+    base::Status readHost() {
+        std::map<std::string, std::string> env;
+        auto s = query("TARGET_INFO_SYSTEM_ENV", {"name", "value"},
+                       [&](const SqliteRow& r) { env.emplace(r.text(0), r.text(1)); });
+        if (!s) return s;
+        auto text = [&](const char* name, const char* key) {
+            const auto it = env.find(name);
+            if (it == env.end() || it->second.empty()) return;
+            base::JsonWriter w;
+            w.value(it->second);
+            m_out.topLevel(key, w.str());
+        };
+        auto number = [&](const char* name, const char* key) {
+            const auto it = env.find(name);
+            int64_t v = 0;
+            const char* b = it == env.end() ? nullptr : it->second.data();
+            if (b && std::from_chars(b, b + it->second.size(), v).ec == std::errc() && v > 0)
+                m_out.topLevel(key, std::to_string(v));
+        };
+        text("CpuDescription", "host_cpu");
+        number("CpuCores", "host_cpu_cores");
+        text("OsDescription", "host_os");
+        text("Hostname", "hostname");
+        text("NvDriverVersion", "gpu_driver_version");
+        number("CudaDriverVersion", "cuda_driver_version");
+        return {};
+    }
+
     base::Status readNames() {
         auto s = query("PROCESSES", {"pid", "name"},
                        [&](const SqliteRow& r) { m_processNames[r.integer(0)] = r.text(1); });
@@ -245,7 +278,7 @@ private:
     int64_t gpu(int64_t pid, int64_t ordinal) {
         const auto it = m_gpuOf.find({pid, ordinal});
         const int64_t g = it == m_gpuOf.end() ? ordinal : it->second;
-        m_gpusUsed.insert(g);
+        m_gpuUsers[g].insert(pid);
         return g;
     }
 
@@ -460,22 +493,65 @@ private:
         });
     }
 
+    /// Several processes that ran GPU work, each on GPUs of its own (a job's ranks on one
+    /// node): each process and its GPUs named "rank N", N in pid order, so that they are read
+    /// as the ranks of one file (ranks_in_one_file.h). The export does not say the job's ranks,
+    /// and a note says so; processes sharing a GPU stay one trace.
+    std::map<int64_t, int64_t> ranksByPid() {
+        std::map<int64_t, int64_t> rank; // pid -> rank
+        for (const auto& [g, users] : m_gpuUsers)
+            for (const int64_t pid : users) rank.emplace(pid, 0);
+        if (rank.size() < 2) return {};
+        for (const auto& [g, users] : m_gpuUsers)
+            if (users.size() > 1) {
+                std::string pids;
+                for (const int64_t pid : users)
+                    pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+                m_out.note(DiagnosticKind::SourceLacks,
+                           "processes " + pids + " all ran work on GPU " + std::to_string(g) +
+                               ": read as one trace, not as ranks");
+                return {};
+            }
+        int64_t n = 0;
+        std::string pids;
+        for (auto& [pid, r] : rank) {
+            r = n++;
+            pids += (pids.empty() ? "pid " : ", pid ") + std::to_string(pid) + " rank " +
+                    std::to_string(r);
+        }
+        m_out.note(DiagnosticKind::SourceLacks,
+                   std::to_string(rank.size()) +
+                       " processes ran GPU work, each on GPUs of its own: read as ranks "
+                       "numbered in pid order (" +
+                       pids + "); the export does not say the job's ranks");
+        return rank;
+    }
+
     void writeNames() {
+        const std::map<int64_t, int64_t> rank = ranksByPid();
+        auto ofRank = [&](int64_t pid) {
+            const auto it = rank.find(pid);
+            return it == rank.end() ? std::string() : " · rank " + std::to_string(it->second);
+        };
         std::set<int64_t> pids;
         for (const auto& [pid, tid] : m_cpuUsed) pids.insert(pid);
         for (const int64_t pid : pids) {
             const auto it = m_processNames.find(pid);
-            m_out.processName(pid, it == m_processNames.end() ? "process " + std::to_string(pid)
-                                                              : it->second);
+            m_out.processName(
+                pid, (it == m_processNames.end() ? "process " + std::to_string(pid) : it->second) +
+                         ofRank(pid));
         }
         for (const auto& key : m_cpuUsed) {
             const auto it = m_threadNames.find(key);
             if (it != m_threadNames.end()) m_out.threadName(key.first, key.second, it->second);
         }
-        for (const int64_t g : m_gpusUsed) {
+        for (const auto& [g, users] : m_gpuUsers) {
             const auto it = m_gpuNames.find(g);
             std::string label = "GPU " + std::to_string(g);
-            m_out.processName(g, it == m_gpuNames.end() ? label : label + " " + it->second, label);
+            m_out.processName(g,
+                              (it == m_gpuNames.end() ? label : label + " " + it->second) +
+                                  (users.size() == 1 ? ofRank(*users.begin()) : std::string()),
+                              label);
         }
         for (const auto& [dev, stream] : m_streams)
             m_out.threadName(dev, stream, "stream " + std::to_string(stream));
@@ -518,7 +594,7 @@ private:
     std::map<std::pair<int64_t, int64_t>, std::string> m_threadNames;
     std::map<std::pair<int64_t, int64_t>, uint32_t> m_correlations;
     std::unordered_map<uint32_t, std::string> m_callName;
-    std::set<int64_t> m_gpusUsed;
+    std::map<int64_t, std::set<int64_t>> m_gpuUsers; // GPU -> the processes that ran work on it
     std::set<std::pair<int64_t, int64_t>> m_cpuUsed, m_streams;
     uint64_t m_nvtxOther = 0, m_graphRows = 0;
 };

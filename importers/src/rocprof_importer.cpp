@@ -75,7 +75,10 @@ public:
 
     base::Status read() {
         element md;
-        if (!m_entry["metadata"].get(md)) m_pid = intAt(md, "pid", 0);
+        if (!m_entry["metadata"].get(md)) {
+            m_pid = intAt(md, "pid", 0);
+            readHost(md);
+        }
         readAgents();
         readSymbols();
         readOperationNames();
@@ -103,6 +106,38 @@ public:
     }
 
 private:
+    /// The recording machine as top-level keys of the Kineto form (docs/formats.md "Top-level
+    /// keys"): metadata.node's host name and kernel, the CPU agents' product name.
+    void readHost(element md) {
+        auto text = [&](std::string_view key, std::string_view value) {
+            if (value.empty()) return;
+            base::JsonWriter w;
+            w.value(value);
+            m_out.topLevel(key, w.str());
+        };
+        element node;
+        if (!md["node"].get(node)) {
+            text("hostname", textAt(node, "hostname"));
+            const std::string_view sys = textAt(node, "system_name"), rel = textAt(node, "release");
+            if (!sys.empty() && !rel.empty())
+                text("host_os", std::string(sys) + " " + std::string(rel));
+        }
+        array agents;
+        if (m_entry["agents"].get(agents)) return;
+        std::string cpu;
+        int sockets = 0; // CPU agents: one per NUMA node (the name: a count of them)
+        for (element a : agents)
+            if (intAt(a, "type") == 1) {
+                const std::string_view name = textAt(a, "product_name");
+                if (sockets++ == 0)
+                    cpu = name;
+                else if (cpu != name)
+                    cpu.clear(); // different CPUs: not said as one
+            }
+        if (sockets > 1 && !cpu.empty()) cpu += " (" + std::to_string(sockets) + " NUMA nodes)";
+        text("host_cpu", cpu);
+    }
+
     void readAgents() {
         array agents;
         if (m_entry["agents"].get(agents)) return;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`stallscope-cli info --json` on every Nsight Systems, RPD and rocprofv3 file of the shared
 corpus against the independent stdlib reader (foreign_formats_reader.py, which shares no code
-with the importers): kernels, copies, memsets, runtime/driver calls and busy time per device
+with the importers): kernels, copies, memsets, runtime/driver calls and busy time per device, and the recording
+machine Nsight's TARGET_INFO_SYSTEM_ENV describes
 must agree exactly.
 
 Definitions (the reader's, foreign_formats_notes.md):
@@ -44,6 +45,23 @@ def expected(doc):
             "calls": c["runtime_api"], "devices": devices}
 
 
+def host_pieces(doc):
+    """What `info` must say of the recording machine (Nsight's TARGET_INFO_SYSTEM_ENV): each
+    value the file holds, CUDA's driver version as major.minor (1000 x major + 10 x minor)."""
+    h = doc.get("host", {})
+    out = [h[k] for k in ("CpuDescription", "OsDescription") if k in h]
+    if "CpuCores" in h:
+        out.append("%s cores" % h["CpuCores"])
+    if "Hostname" in h:
+        out.append("host " + h["Hostname"])
+    if "NvDriverVersion" in h:
+        out.append("GPU driver " + h["NvDriverVersion"])
+    if "CudaDriverVersion" in h:
+        v = int(h["CudaDriverVersion"])
+        out.append("CUDA driver %d.%d" % (v // 1000, v % 1000 // 10))
+    return out
+
+
 def actual(info):
     cats = info["by_category"]
     devices = {}
@@ -78,6 +96,12 @@ def main(argv):
         info = info[0] if isinstance(info, list) else info
         want, got = expected(doc), actual(info)
         name = os.path.relpath(path, traces)
+        missing = [p for p in host_pieces(doc) if p not in info.get("host", "")]
+        if missing:
+            print("FAIL %s: info's host %r lacks %s" % (os.path.relpath(path, traces),
+                                                       info.get("host", ""), missing))
+            failed += 1
+            continue
         if want != got:
             print("FAIL %s\n  reader: %s\n  info:   %s" % (name, json.dumps(want), json.dumps(got)))
             failed += 1

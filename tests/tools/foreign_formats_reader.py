@@ -139,6 +139,12 @@ def nsys_meta(src, out):
         out["producer"] = {"product": meta.get("EXPORT_PRODUCT_NAME"),
                            "version": meta.get("EXPORT_PRODUCT_VERSION"),
                            "schema": meta.get("EXPORT_SCHEMA_VERSION")}
+    if src.has("TARGET_INFO_SYSTEM_ENV", "name", "value"):
+        src.use("TARGET_INFO_SYSTEM_ENV", "name", "value")
+        env = dict(src.q("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV"))
+        out["host"] = {k: env[k] for k in ("CpuDescription", "CpuCores", "OsDescription",
+                                           "Hostname", "NvDriverVersion", "CudaDriverVersion")
+                       if env.get(k)}
     if src.has("TARGET_INFO_SESSION_START_TIME", "utcEpochNs"):
         src.use("TARGET_INFO_SESSION_START_TIME", "utcEpochNs")
         out["session_start_utc_epoch_ns"] = src.q(
@@ -474,6 +480,12 @@ def read_rocprofv3(obj):
         md = tool.get("metadata", {})
         out.setdefault("producer", {"pid": md.get("pid"), "init_time": md.get("init_time"),
                                     "fini_time": md.get("fini_time")})
+        node = md.get("node", {})
+        if node.get("hostname"):
+            out.setdefault("host", {"Hostname": node["hostname"]})
+        cpus = [a.get("product_name") for a in tool.get("agents", []) if a.get("type") == 1]
+        if cpus and len(set(cpus)) == 1 and cpus[0]:
+            out.setdefault("host", {})["CpuDescription"] = cpus[0]
         agents.update(v3_agents(tool))
         br = tool.get("buffer_records", {})
         v3_kernels(tool, br, per, out)

@@ -9,6 +9,7 @@
 
 #include "stallscope/analysis/analysis.h"
 #include "stallscope/analysis/trace_summary.h"
+#include "stallscope/importers/importer.h"
 #include "stallscope/model/graph_replays.h"
 
 #include <QTest>
@@ -150,6 +151,28 @@ private Q_SLOTS:
                      text.c_str());
         }
     }
+    // The recording machine from the top-level keys: Kineto's driver versions (CUDA's 1000 x
+    // major + 10 x minor, HIP's 10^7 x major + 10^5 x minor + patch) and the host_* keys the
+    // Nsight and rocprofv3 imports write.
+    void hostFromTopLevelKeys() {
+        const std::string events = R"("traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", )"
+                                   R"("pid": 1, "tid": 1, "ts": 0, "dur": 5}]})";
+        auto cuda = importers::importBuffer(
+            R"({"cuda_driver_version": 12080, "host_cpu": "AMD EPYC 7413", "host_cpu_cores": 48, )"
+            R"("hostname": "n7", "gpu_driver_version": "570.86.15", )" +
+            events);
+        QVERIFY(cuda);
+        QCOMPARE(summarize(*cuda.value()).host,
+                 std::string(
+                     "AMD EPYC 7413, 48 cores; host n7; GPU driver 570.86.15; CUDA driver 12.8"));
+        auto hip = importers::importBuffer(R"({"hip_driver_version": 70051831, )" + events);
+        QVERIFY(hip);
+        QCOMPARE(summarize(*hip.value()).host, std::string("HIP driver 7.0.51831"));
+        auto none = importers::importBuffer("{" + events);
+        QVERIFY(none);
+        QCOMPARE(summarize(*none.value()).host, std::string());
+    }
+
     // Two cudaGraphLaunch calls replay graph 3 (Kineto's "graph id" on its kernels): each
     // replay is the work its launch started, a range around its kernels; a kernel launched on
     // its own is in none. The longest GPU-side wait ends at the second replay: the finding

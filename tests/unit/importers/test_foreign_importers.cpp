@@ -78,6 +78,11 @@ INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES
 CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, totalMemory INTEGER, smCount INTEGER,
   computeMajor INTEGER, computeMinor INTEGER);
 INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H200', 150121545728, 132, 9, 0);
+CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT,
+  nameEnum INTEGER, value TEXT);
+INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (1, 'Local', 'CpuCores', 1, '48'),
+  (1, 'Local', 'CpuDescription', 13, 'AMD EPYC 7413 24-Core Processor'),
+  (1, 'Local', 'CudaDriverVersion', 611, '12080'), (1, 'Local', 'Hostname', 619, 'node-7');
 CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
 INSERT INTO PROCESSES VALUES (83886080, 5, 'python3');
 CREATE TABLE ThreadNames (nameId INTEGER, priority INTEGER, globalTid INTEGER);
@@ -165,9 +170,75 @@ private Q_SLOTS:
             QCOMPARE(t->metadata().devices.size(), size_t(1));
             QCOMPARE(t->metadata().devices[0].name, std::string("NVIDIA H200"));
             QCOMPARE(t->metadata().devices[0].numSms, 132);
+            // The machine (TARGET_INFO_SYSTEM_ENV) as top-level keys, Kineto's where it has one.
+            const auto& top = t->metadata().other;
+            for (const std::pair<std::string, std::string>& kv :
+                 std::vector<std::pair<std::string, std::string>>{
+                     {"host_cpu", "\"AMD EPYC 7413 24-Core Processor\""},
+                     {"host_cpu_cores", "48"},
+                     {"hostname", "\"node-7\""},
+                     {"cuda_driver_version", "12080"}})
+                QVERIFY2(std::find(top.begin(), top.end(), kv) != top.end(), kv.first.c_str());
             QCOMPARE(s.start[kernels[1]], int64_t(3500));
             QCOMPARE(s.dur[kernels[1]], int64_t(1000));
         }
+    }
+
+    // Two processes, each running work on a GPU of its own (a job's ranks on one node): read
+    // as two ranks in pid order, each with its host process and its GPU, its kernel linked to
+    // its call, and a note that the export does not say the job's ranks. Processes sharing a
+    // GPU (kNsight: pids 5 and 6 on GPU 0) stay one trace, with a note.
+    void nsightProcessesOnGpusOfTheirOwnAreRanks() {
+        const std::string db = test::sqliteFromSql(R"SQL(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel');
+CREATE TABLE TARGET_INFO_GPU (id INTEGER, name TEXT, totalMemory INTEGER, smCount INTEGER,
+  computeMajor INTEGER, computeMinor INTEGER);
+INSERT INTO TARGET_INFO_GPU VALUES (0, 'NVIDIA H200', 150121545728, 132, 9, 0),
+  (1, 'NVIDIA H200', 150121545728, 132, 9, 0);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+INSERT INTO PROCESSES VALUES (100663296, 6, 'python3'), (83886080, 5, 'python3');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
+  (1000, 3000, 83886085, 1, 1), (1500, 2500, 100663302, 1, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES
+  (3500, 4500, 0, 7, 1, 83886080, 2), (2600, 2700, 1, 9, 1, 100663296, 2);
+)SQL");
+        QVERIFY(!db.empty());
+        QTemporaryDir dir;
+        const auto path = std::filesystem::path(dir.path().toStdString()) / "ranks.sqlite";
+        test::writeFile(path, db);
+        auto r = importers::importPath(path);
+        QVERIFY2(r, r ? "" : r.error().message.c_str());
+        const auto& traces = r.value().traces;
+        QCOMPARE(traces.size(), size_t(2));
+        for (size_t rank = 0; rank < 2; ++rank) {
+            const model::Trace& t = *traces[rank].trace;
+            QCOMPARE(traces[rank].rank, int32_t(rank));
+            const auto kernels = named(t, "gemm_kernel");
+            QCOMPARE(kernels.size(), size_t(1));
+            const SliceId call = t.launchOf(SliceId(kernels[0]));
+            QVERIFY(call.valid());
+            QCOMPARE(pidOf(t, call.index()), int64_t(5 + rank)); // pid order
+            QCOMPARE(t.process(t.track(t.slices().track[kernels[0]]).process).gpuDevice,
+                     int32_t(rank));
+            bool said = false;
+            for (const auto& d : t.diagnostics().examples(model::DiagnosticKind::SourceLacks))
+                said |= d.detail.find("read as ranks numbered in pid order (pid 5 rank 0, "
+                                      "pid 6 rank 1)") != std::string::npos;
+            QVERIFY(said);
+        }
+        std::string error;
+        const auto shared = importBytes(test::sqliteFromSql(kNsight), error);
+        QVERIFY2(shared, error.c_str());
+        bool oneTrace = false;
+        for (const auto& d : shared->diagnostics().examples(model::DiagnosticKind::SourceLacks))
+            oneTrace |= d.detail.find("processes 5, 6 all ran work on GPU 0: read as one trace") !=
+                        std::string::npos;
+        QVERIFY(oneTrace);
     }
 
     // One hipGraphLaunch owns the graph's Task ops: both link to it. The tracer's own rows are

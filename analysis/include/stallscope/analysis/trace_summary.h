@@ -35,6 +35,10 @@ struct TraceSummary {
     std::vector<DeviceSummary> devices;
     int32_t rank = -1, worldSize = -1;
     std::string backend;
+    // The recording machine, as the file says it ("AMD EPYC 7413 24-Core Processor, 48 cores;
+    // Ubuntu 24.04.1 LTS; host h1; GPU driver 570.86.15; CUDA driver 12.8"); "" when it does
+    // not (top-level keys: docs/formats.md "Top-level keys").
+    std::string host;
     uint64_t inputBytes = 0, textBytes = 0;
     size_t modelBytes = 0;
     size_t modelEvents = 0;
