@@ -581,7 +581,10 @@ struct ChromeImport {
         md.bareArray = envelope.bareArray;
         md.eventsArrayClosed = merger.closed();
         md.eventsArrayEnd = merger.closed() ? merger.suffixOffset() - 1 : merger.eventsEnd();
-        if (!input.path.empty()) md.reopenText = SourceText::opener(input.path, gzip);
+        if (!input.path.empty())
+            md.reopenText = SourceText::opener(input.path, gzip);
+        else if (input.memory && !input.originalPath.empty() && options.keepEventSource)
+            md.reopenText = SourceText::memoryOpener(input.memory); // a translated file
         if (md.baseTimeNs) builder.setTimeBase(*md.baseTimeNs);
         if (options.keepEventSource) {
             if (input.memory)

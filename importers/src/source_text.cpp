@@ -80,6 +80,19 @@ std::string SourceText::problem() const {
     return m_impl->stream->message();
 }
 
+void SourceText::openMemory(std::shared_ptr<const std::string> text) {
+    m_impl = std::make_unique<Impl>();
+    m_impl->stream = std::make_unique<MemoryByteStream>(std::move(text));
+}
+
+model::TextOpener SourceText::memoryOpener(std::shared_ptr<const std::string> text) {
+    return [text = std::move(text)](std::string&) -> std::unique_ptr<model::TextReader> {
+        auto reader = std::make_unique<SourceText>();
+        reader->openMemory(text);
+        return reader;
+    };
+}
+
 model::TextOpener SourceText::opener(std::filesystem::path path, bool gzip) {
     return [path = std::move(path), gzip](std::string& error) -> std::unique_ptr<model::TextReader> {
         auto text = std::make_unique<SourceText>();

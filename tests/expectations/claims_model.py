@@ -87,6 +87,7 @@ IO_RE = re.compile(r"torch\.save|torch/serialization\.py|serializ|pickle|<built-
 FUSION_RE = re.compile(r"^prim::|^fallback_function$")
 BACKWARD_RE = re.compile(r"Backward0|Backward\b|^autograd::engine|^aten::\w*_backward|Tensor\.backward|"
                          r"torch/autograd/__init__\.py\(\d+\): backward|_tensor\.py\(\d+\): backward")
+KERNEL_BACKWARD_RE = re.compile(r"Backward|_backward")
 REGION_RE = re.compile(r"^Torch-Compiled Region: (\d+)/(\d+)")
 
 
@@ -515,7 +516,11 @@ class Trace:
         return sorted((s for s in self.cpu if STEP_RE.match(s.name)), key=lambda s: (s.ts, s.end))
 
     def has_backward(self):
-        return any(BACKWARD_RE.search(s.name) for s in self.cpu)
+        # Autograd's events, or PyTorch's backward kernels (GeluBackwardCUDAKernelImpl,
+        # nll_loss_backward_reduce_cuda_kernel_2d): another profiler's file (Nsight without
+        # autograd NVTX, rocprofv3) has no operators to tell.
+        return (any(BACKWARD_RE.search(s.name) for s in self.cpu) or
+                any(KERNEL_BACKWARD_RE.search(g.name) for g in self.gpu if g.kind == "kernel"))
 
     def has_dataloader(self):
         return any(DATALOADER_RE.search(s.name) for s in self.cpu)

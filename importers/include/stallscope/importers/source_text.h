@@ -31,8 +31,14 @@ public:
     [[nodiscard]] bool complete() const override;
     [[nodiscard]] std::string problem() const override;
 
+    /// Reads `text` (a translated file's Kineto form, kept in memory).
+    void openMemory(std::shared_ptr<const std::string> text);
+
     /// An opener for TraceMetadata::reopenText.
     static model::TextOpener opener(std::filesystem::path path, bool gzip);
+    /// An opener of a text held in memory: another profiler's file read through its Kineto
+    /// form (kineto_text.h), so that the annotated trace copies that form with its args.
+    static model::TextOpener memoryOpener(std::shared_ptr<const std::string> text);
 
 private:
     struct Impl;
