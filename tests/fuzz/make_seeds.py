@@ -161,7 +161,7 @@ FOREIGN_TABLES = {         # besides CUPTI_ACTIVITY_KIND_* and rocpd_*: what the
     'StringIds', 'META_DATA_EXPORT', 'TARGET_INFO_GPU', 'TARGET_INFO_CUDA_DEVICE', 'PROCESSES',
     'ThreadNames', 'NVTX_EVENTS', 'OSRT_API', 'CUDA_GRAPH_EVENTS', 'ENUM_NSYS_EVENT_CLASS',
     'ENUM_NSYS_EVENT_TYPE', 'ENUM_CUDA_MEMCPY_OPER', 'ENUM_CUDA_MEM_KIND', 'ENUM_CUPTI_SYNC_TYPE',
-    'ext_autogradapi'}
+    'ext_autogradapi', 'TARGET_INFO_SYSTEM_ENV'}
 
 
 def cut_database(src, dst):
@@ -223,9 +223,11 @@ def foreign_seeds(traces, out):
                     for k in ('code_objects', 'host_functions', 'counters', 'callback_records', 'summary'):
                         entry.pop(k, None)
                     entry['metadata'] = {k: v for k, v in entry.get('metadata', {}).items()
-                                         if k in ('pid', 'init_time', 'fini_time')}
+                                         if k in ('pid', 'init_time', 'fini_time', 'node')}
+                    agents = entry.get('agents', [])
                     entry['agents'] = [{k: v for k, v in a.items() if not isinstance(v, list)}
-                                       for a in entry.get('agents', []) if a.get('type') == 2][:2]
+                                       for a in ([a for a in agents if a.get('type') == 1][:2] +
+                                                 [a for a in agents if a.get('type') == 2][:2])]
                     kinds = entry.get('strings', {}).get('buffer_records', [])
                     entry['strings'] = {'buffer_records': [dict(k, operations=k.get('operations', [])[:8])
                                                            for k in kinds]}
