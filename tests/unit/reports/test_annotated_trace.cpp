@@ -4,6 +4,7 @@
 #include "gzip_text.h"
 #include "real_traces.h"
 #include "sanitizer.h"
+#include "sqlite_file.h"
 #include "test_support.h"
 #include "trace_text.h"
 
@@ -235,6 +236,7 @@ private Q_SLOTS:
     void arrayShapes();
     void baseTimeNanoseconds();
     void writtenFromTheModelWhenNoSourceCanBeCopied();
+    void anotherProfilersFileCopiesItsKinetoForm();
     void everyRealTrace();
     void failedWritesLeaveTheTargetAlone();
     void readOnlyTargetIsRefused();
@@ -451,6 +453,46 @@ void TestAnnotatedTrace::writtenFromTheModelWhenNoSourceCanBeCopied() {
     // The abandoned copy of the edited source left no temporary file behind.
     for (const auto& e : fs::directory_iterator(dir.path().toStdString()))
         QVERIFY2(!e.path().filename().string().starts_with("."), e.path().c_str());
+}
+
+// An Nsight Systems export is read through its Kineto form: the annotated trace copies that
+// form (every event with its args: the kernel's correlation, grid, graph id), not the model.
+void TestAnnotatedTrace::anotherProfilersFileCopiesItsKinetoForm() {
+    const std::string db = test::sqliteFromSql(R"SQL(
+CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);
+INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'gemm_kernel');
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER, end INTEGER, globalTid INTEGER,
+  correlationId INTEGER, nameId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (1000, 3000, 83886085, 1, 1);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER,
+  streamId INTEGER, correlationId INTEGER, globalPid INTEGER, demangledName INTEGER,
+  gridX INTEGER, graphId INTEGER);
+INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (3500, 4500, 0, 7, 1, 83886080, 2, 64, 12);
+)SQL");
+    QVERIFY(!db.empty());
+    QTemporaryDir dir;
+    const fs::path in = dir.filePath("report1.sqlite").toStdString();
+    test::writeFile(in, db);
+    const TracePtr t = load(in);
+    QVERIFY(t);
+    const auto a = analysis::analyze(*t);
+    const fs::path out = dir.filePath("report1.trace.json").toStdString();
+    std::string error;
+    AnnotatedTraceOutcome o;
+    QVERIFY2(test::okOr(reports::writeAnnotatedTrace(*t, a, out, &o), error), error.c_str());
+    QVERIFY2(o.copiedSource, o.fromModelReason.c_str());
+    const std::string text = test::readFile(out);
+    QVERIFY2(text.find(R"("correlation":1)") != std::string::npos, text.c_str());
+    QVERIFY(text.find(R"("graph id":12)") != std::string::npos);
+    // Read back as Kineto JSON: the kernel still linked to its call (the translation's own
+    // notes, what the export lacked, are the source's, not the copy's).
+    const TracePtr back = load(out);
+    QVERIFY(back);
+    bool linked = false;
+    for (uint32_t i = 0; i < back->slices().size(); ++i)
+        if (back->str(back->slices().name[i]) == "gemm_kernel")
+            linked = back->launchOf(model::SliceId(i)).valid();
+    QVERIFY(linked);
 }
 
 void TestAnnotatedTrace::everyRealTrace() {
