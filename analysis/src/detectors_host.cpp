@@ -657,6 +657,28 @@ std::string longestGpuWait(const Context& c, Finding& f, const DeviceMetrics& d,
 }
 } // namespace
 
+namespace {
+/// low_utilization's fix, each sentence on its premise: a launching thread to look at only
+/// when the GPU's work has launch calls in the trace (a rocprofv3 file without --hip-trace has
+/// none), the GPU-side advice only when some idle time is gpu_dependency.
+std::string lowUtilizationFix(const DeviceMetrics& d, bool named) {
+    std::string fix =
+        d.launches.items > 0
+            ? "Start from the largest idle cause above; open the idle gaps on the timeline to see "
+              "what the launching thread was doing."
+            : "The trace holds no launch call for this GPU's work, so what the host did while it "
+              "sat idle cannot be told: record the host side too (torch.profiler with "
+              "ProfilerActivity.CPU, rocprofv3 --hip-trace, nsys -t cuda).";
+    if (d.idle.causes[static_cast<size_t>(IdleCause::GpuDependency)].ns > 0)
+        fix += named ? " For work that waits on the GPU side, the work its stream waited for is "
+                       "named above: start it sooner, shorten it, or give this stream work that "
+                       "does not depend on it."
+                     : " For work that waits on the GPU side, find what records the event its "
+                       "stream waits for (profile that process or stream too).";
+    return fix;
+}
+} // namespace
+
 void detectLowUtilization(const DetectorInput& in, Findings& out) {
     const Context& c = in.c;
     for (const DeviceMetrics& d : in.result.devices) {
@@ -700,14 +722,7 @@ void detectLowUtilization(const DetectorInput& in, Findings& out) {
                         " of it. Idle time by cause: " + breakdown + ".";
         bool named = false;
         f.explanation += longestGpuWait(c, f, d, named);
-        f.fix = "Start from the largest idle cause above; open the idle gaps on the timeline to "
-                "see what the launching thread was doing. " +
-                std::string(named ? "For work that waits on the GPU side, the work its stream "
-                                    "waited for is named above: start it sooner, shorten it, "
-                                    "or give this stream work that does not depend on it."
-                                  : "For work that waits on the GPU side, find what records the "
-                                    "event its stream waits for (profile that process or "
-                                    "stream too).");
+        f.fix = lowUtilizationFix(d, named);
         f.confidence = 0.5;
         out.push_back(std::move(f));
     }

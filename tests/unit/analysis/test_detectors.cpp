@@ -589,7 +589,23 @@ private Q_SLOTS:
         const Finding* low = find(lu, FindingKind::LowUtilization);
         QVERIFY(low);
         QVERIFY(low->explanation.find("gpu_dependency") != std::string::npos);
+        QVERIFY(low->fix.find("launching thread") != std::string::npos);
+        QVERIFY(low->fix.find("GPU side") != std::string::npos);
         QVERIFY(!find(run(stepsWith(little, 30, 970)), FindingKind::LowUtilization));
+        // Kernels with no launch call in the trace (a rocprofv3 file without --hip-trace): no
+        // launching thread to look at and no GPU-side wait; the fix says to record the host.
+        TraceText bare;
+        for (int s = 0; s < 4; ++s) {
+            bare.step(s, s * 1000, 1000);
+            bare.kernel("k_alone", s * 1000 + 700, 100, 0);
+        }
+        const auto bareResult = run(bare);
+        const Finding* noHost = find(bareResult, FindingKind::LowUtilization);
+        QVERIFY(noHost);
+        QVERIFY2(noHost->fix.find("holds no launch call") != std::string::npos,
+                 noHost->fix.c_str());
+        QVERIFY(noHost->fix.find("launching thread") == std::string::npos);
+        QVERIFY(noHost->fix.find("GPU side") == std::string::npos);
     }
 
     void findingsAreOrderedAndBounded() {
