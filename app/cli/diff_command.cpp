@@ -2,6 +2,8 @@
 // step time against its noise, idle by cause, findings resolved / new / persisting, what
 // BEFORE's replay predicted for the fixes AFTER applied, and the operators and kernels
 // aligned; rank by rank for runs of several ranks; memory recordings as `memory --compare`.
+#include "diff_command.h"
+
 #include "command.h"
 #include "memory_compare.h"
 
@@ -247,11 +249,12 @@ void runJson(JsonWriter& w, const std::string& path, const AnalysisResult& r) {
     w.endObject();
 }
 
-void writeJson(std::ostream& o, const std::string& pb, const model::Trace& tb,
-               const AnalysisResult& b, const std::string& pa, const model::Trace& ta,
-               const AnalysisResult& a, const RunDiff& d, const CrossRankResult* rb,
-               const CrossRankResult* ra) {
-    JsonWriter w(true);
+} // namespace
+
+void writeDiffJson(JsonWriter& w, const std::string& pb, const model::Trace& tb,
+                   const AnalysisResult& b, const std::string& pa, const model::Trace& ta,
+                   const AnalysisResult& a, const RunDiff& d, const CrossRankResult* rb,
+                   const CrossRankResult* ra) {
     w.beginObject();
     w.key("schema").value("stallscope.diff/1");
     w.key("before");
@@ -345,6 +348,16 @@ void writeJson(std::ostream& o, const std::string& pb, const model::Trace& tb,
     for (const auto& n : d.notes) w.value(n);
     w.endArray();
     w.endObject();
+}
+
+namespace {
+
+void writeJson(std::ostream& o, const std::string& pb, const model::Trace& tb,
+               const AnalysisResult& b, const std::string& pa, const model::Trace& ta,
+               const AnalysisResult& a, const RunDiff& d, const CrossRankResult* rb,
+               const CrossRankResult* ra) {
+    JsonWriter w(true);
+    writeDiffJson(w, pb, tb, b, pa, ta, a, d, rb, ra);
     o << w.str() << "\n";
 }
 
