@@ -14,7 +14,7 @@
 # Options:
 #   --jobs J            long run: J fuzzing processes per target (default 1)
 #   --targets a,b       only these (chrome_json chrome_gzip tensorboard capture_protocol
-#                       annotated_trace formats pickle foreign)
+#                       annotated_trace formats pickle foreign mcp)
 #   --fresh             start from the seeds again (forget build/fuzz/corpus)
 #   --seed S            libFuzzer's -seed (default: 1 with --runs, else random)
 #   --no-build          use the binaries already built (no configure, no build)
@@ -34,7 +34,7 @@ ROOT="$PWD"
 SECONDS_PER_TARGET=""
 MINUTES=""
 JOBS=1
-TARGETS=(chrome_json chrome_gzip tensorboard capture_protocol annotated_trace formats pickle foreign)
+TARGETS=(chrome_json chrome_gzip tensorboard capture_protocol annotated_trace formats pickle foreign mcp)
 FRESH=0
 BUILD=1
 RUNS=""
@@ -104,10 +104,12 @@ declare -A SEED_DIRS=(
   [formats]="$SEEDS/formats tests/fuzz/seeds/formats"
   [pickle]="tests/fuzz/seeds/pickle"
   [foreign]="$SEEDS/foreign tests/fuzz/seeds/foreign"
+  [mcp]="tests/fuzz/seeds/mcp"
 )
 declare -A MAX_LEN=([chrome_json]=65536 [chrome_gzip]=65536 [tensorboard]=4096 [capture_protocol]=65536
-                    [annotated_trace]=65536 [formats]=65536 [pickle]=65536 [foreign]=131072)
-declare -A DICT=([chrome_json]=1 [chrome_gzip]=1 [annotated_trace]=1)
+                    [annotated_trace]=65536 [formats]=65536 [pickle]=65536 [foreign]=131072
+                    [mcp]=8192)
+declare -A DICT=([chrome_json]=1 [chrome_gzip]=1 [annotated_trace]=1 [mcp]=1)
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

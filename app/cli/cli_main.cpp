@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
                 return 2;
             }
     }
-    if (cmd != "record") {
+    if (cmd != "record" && cmd != "mcp") { // mcp: standard input carries the protocol
         for (size_t i = 0; i < rest.size(); ++i) {
             std::string error;
             const bool isOutput = i > 0 && (rest[i - 1] == "-o" || rest[i - 1] == "--output");

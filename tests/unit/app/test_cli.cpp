@@ -64,7 +64,7 @@ private Q_SLOTS:
     void listsAndCompletionComeFromTheTables() {
         QByteArray commands, formats, help, reportHelp, err;
         QCOMPARE(run({"help", "--list", "commands"}, &commands), 0);
-        QCOMPARE(commands, QByteArray("info\nanalyze\nmemory\nmerge\ndiff\nreport\nrecord\n"));
+        QCOMPARE(commands, QByteArray("info\nanalyze\nmemory\nmerge\ndiff\nreport\nrecord\nmcp\n"));
         QCOMPARE(run({"help", "--list", "report-formats"}, &formats), 0);
         QCOMPARE(formats, QByteArray("html\npdf\nmd\nmarkdown\njson\ntrace\n"));
         QCOMPARE(run({"help", "--list", "nothing"}, nullptr, &err), 2);
@@ -84,6 +84,16 @@ private Q_SLOTS:
         QVERIFY(script.contains("help --list commands"));
         QVERIFY(script.contains("help --list report-formats"));
         QVERIFY(!script.contains("html md json"));
+    }
+    // mcp refuses to start without a path it may read, and an --allow that is no folder.
+    void mcpNeedsPathsItMayRead() {
+        QByteArray err;
+        QCOMPARE(run({"mcp"}, nullptr, &err), 2);
+        QVERIFY2(err.contains("or --allow FOLDER"), err.constData());
+        QCOMPARE(run({"mcp", "--allow", "/no/such/folder"}, nullptr, &err), 2);
+        QVERIFY2(err.contains("not a folder"), err.constData());
+        QCOMPARE(run({"mcp", "-"}, nullptr, &err), 2);
+        QVERIFY2(err.contains("standard input carries the protocol"), err.constData());
     }
     void standardStreamsQuietAndManPage() {
         // "-": the trace on standard input (gzip told by its magic), same analysis as the file.
