@@ -27,6 +27,10 @@ if(TARGET stallscope-cli)
             DESTINATION ${STALLSCOPE_DATADIR}/workloads COMPONENT cli)
     install(FILES ${STALLSCOPE_PACKAGING}/completion/stallscope-cli
             DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT cli)
+    # The Python package (standard library only; docs/python.md) where Debian's python3 finds
+    # it; the modules only (0644, no __pycache__), it finds the CLI in ../../../bin.
+    file(GLOB python_modules CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/python/stallscope/*.py)
+    install(FILES ${python_modules} DESTINATION lib/python3/dist-packages/stallscope COMPONENT cli)
     # The man page is generated from the CLI's own --help text (stallscope-cli help --man).
     add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/man/stallscope-cli.1.gz
         COMMAND ${CMAKE_COMMAND} -E make_directory ${CMAKE_BINARY_DIR}/man

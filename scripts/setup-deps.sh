@@ -15,7 +15,7 @@ PKGS=(
   clang-14 libfuzzer-14-dev libclang-rt-14-dev clang-format-14
   chromium
   shellcheck python3-yaml
-  python3-torch
+  python3-torch python3-venv
   dpkg-dev lintian desktop-file-utils appstream shared-mime-info file man-db bash-completion
   libtorch-dev
 )
