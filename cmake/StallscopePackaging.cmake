@@ -143,6 +143,8 @@ writes HTML, Markdown and JSON reports and gates CI on regressions.
 No Qt needed: suited to GPU servers.")
 set(CPACK_DEBIAN_CLI_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_CLI_PACKAGE_SUGGESTS "stallscope, python3-torch")
+# The Python package in dist-packages (docs/python.md) runs on Debian's python3.
+set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "python3")
 
 set(CPACK_DEBIAN_GUI_PACKAGE_NAME stallscope)
 set(CPACK_COMPONENT_GUI_DESCRIPTION "Why is my GPU idle? PyTorch trace diagnostics, desktop application
@@ -163,6 +165,6 @@ set(CPACK_DEBIAN_DEMO_PACKAGE_RECOMMENDS "stallscope-cli (= ${PROJECT_VERSION}-1
 
 if(DEFINED STALLSCOPE_CLI_DEPENDS)
     set(CPACK_DEBIAN_CLI_PACKAGE_SHLIBDEPS OFF)
-    set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${STALLSCOPE_CLI_DEPENDS}")
+    set(CPACK_DEBIAN_CLI_PACKAGE_DEPENDS "${STALLSCOPE_CLI_DEPENDS}, python3")
 endif()
 include(CPack)

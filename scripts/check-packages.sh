@@ -74,7 +74,19 @@ if [ -x "$CLI" ]; then
     bad "bash-completion is not installed (scripts/setup-deps.sh installs it)"
   fi
   [ -f "$R/usr/share/stallscope/workloads/data_loading.py" ] || bad "no workloads"
-  say "stallscope-cli runs from the unpacked root: $(head -1 <<<"$v"), info and analyze on $(basename "$TRACE")"
+  # The Python package, as Debian's python3 finds it, finds the CLI beside itself (usr/bin of
+  # the same root): no STALLSCOPE_CLI, no stallscope-cli on PATH.
+  PY="$R/usr/lib/python3/dist-packages"
+  [ -f "$PY/stallscope/__init__.py" ] || bad "no Python package in dist-packages"
+  find "$PY" -name __pycache__ | grep -q . && bad "__pycache__ in the package"
+  env -u STALLSCOPE_CLI PATH=/usr/bin:/bin PYTHONPATH="$PY" PYTHONDONTWRITEBYTECODE=1 \
+    /usr/bin/python3 -c 'import stallscope, sys; sys.stdout.write(stallscope.find_cli())' >"$TMP/py-cli.txt" 2>&1 ||
+    bad "python3 -c 'import stallscope': $(cat "$TMP/py-cli.txt")"
+  [ "$(cat "$TMP/py-cli.txt")" = "$CLI" ] || bad "the Python package found $(cat "$TMP/py-cli.txt"), not $CLI"
+  env -u STALLSCOPE_CLI PATH=/usr/bin:/bin PYTHONPATH="$PY" PYTHONDONTWRITEBYTECODE=1 \
+    /usr/bin/python3 -m stallscope "$TRACE" >"$TMP/py-out.txt" 2>&1 || bad "python3 -m stallscope: $(tail -3 "$TMP/py-out.txt")"
+  grep -q "finding" "$TMP/py-out.txt" || bad "python3 -m stallscope printed no findings: $(head -3 "$TMP/py-out.txt")"
+  say "stallscope-cli runs from the unpacked root: $(head -1 <<<"$v"), info and analyze on $(basename "$TRACE"); python3 -m stallscope finds it"
 else
   bad "no stallscope-cli package"
 fi
