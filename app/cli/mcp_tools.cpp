@@ -4,6 +4,7 @@
 // `analyze --json` (docs/analysis-json.md).
 #include "mcp_tools.h"
 
+#include "stallscope/analysis/analysis_json.h"
 #include "stallscope/base/utf8.h"
 
 #include <algorithm>
@@ -189,6 +190,36 @@ void findingSummary(JsonWriter& w, dom::element f, size_t index, const Caps& cap
            caps);
 }
 
+/// The ranks compared, in brief: the straggler and each rank's window, utilisation, wait in
+/// collectives and largest idle cause (the whole of it is `analyze --ranks --json`).
+void ranksCompared(JsonWriter& w, const analysis::CrossRankResult& r, const Caps& caps) {
+    JsonWriter full(false);
+    analysis::writeCrossRankJson(full, r);
+    dom::parser parser;
+    dom::element e;
+    if (parser.parse(full.str().data(), full.str().size()).get(e)) return;
+    w.key("ranks_compared").beginObject();
+    for (auto [key, value] : dom::object(e))
+        if (!value.is_array() && !value.is_object()) {
+            w.key(key);
+            copyBounded(w, value, caps);
+        }
+    const std::vector<dom::element> ranks = arrayOf(e, "ranks");
+    w.key("ranks").beginArray();
+    for (size_t i = 0; i < ranks.size() && i < caps.rows(64); ++i) {
+        w.beginObject();
+        fields(w, ranks[i],
+               {"rank", "window_ns", "utilization", "wait_ns", "top_cause", "top_cause_ns",
+                "late_ns", "top_finding"},
+               caps);
+        w.endObject();
+    }
+    w.endArray();
+    if (ranks.size() > caps.rows(64))
+        w.key("ranks_omitted").value(uint64_t(ranks.size() - caps.rows(64)));
+    w.endObject();
+}
+
 std::string openTrace(Session& s, const Call& c, const Caps& caps) {
     const Selected sel = select(s, c);
     const workspace::AnalysedTrace& at = sel.opened.ws.traces[sel.index];
@@ -234,6 +265,7 @@ std::string openTrace(Session& s, const Call& c, const Caps& caps) {
     }
     w.endArray().endObject();
     fields(w, a, {"notes"}, caps);
+    if (sel.opened.ws.ranks.ranks.size() >= 2) ranksCompared(w, sel.opened.ws.ranks, caps);
     w.key("next").value("list_findings and explain_finding for the findings with their "
                         "evidence; idle_breakdown, top_kernels, top_operators, events_in_range, "
                         "memory_at_peak, compare_traces");

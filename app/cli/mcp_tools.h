@@ -40,6 +40,8 @@ struct Caps {
 /// `e` copied into `w` with every array cut to caps.array() items (an object then says
 /// "KEY_omitted": N beside it) and every string to caps.text() characters.
 void copyBounded(base::JsonWriter& w, simdjson::dom::element e, const Caps& caps);
+/// A JSON document read back and copied bounded (copyBounded), as text.
+std::string dumpParsedBounded(const std::string& json, const Caps& caps);
 /// A page's bookkeeping: "page": {"offset", "returned", "total", "next_offset" (null at the
 /// end)}.
 void writePage(base::JsonWriter& w, size_t offset, size_t returned, size_t total);

@@ -36,16 +36,6 @@ std::string laneName(const model::Trace& t, model::TrackId id) {
     return process + " / " + row;
 }
 
-std::string dumpParsedBounded(const std::string& json, const Caps& caps) {
-    dom::parser parser;
-    dom::element e;
-    if (parser.parse(json.data(), json.size()).get(e))
-        throw std::runtime_error("internal: a document could not be read back");
-    JsonWriter w(false);
-    copyBounded(w, e, caps);
-    return w.str();
-}
-
 const workspace::AnalysedTrace& traceOf(Session& s, const Call& c, std::string_view key,
                                         std::string* path = nullptr) {
     Opened& o = s.open(c.string(key, true));
@@ -59,6 +49,16 @@ struct Hit {
 };
 
 } // namespace
+
+std::string dumpParsedBounded(const std::string& json, const Caps& caps) {
+    dom::parser parser;
+    dom::element e;
+    if (parser.parse(json.data(), json.size()).get(e))
+        throw std::runtime_error("internal: a document could not be read back");
+    JsonWriter w(false);
+    copyBounded(w, e, caps);
+    return w.str();
+}
 
 std::string eventsInRange(Session& s, const Call& c, const Caps& caps) {
     std::string path;

@@ -250,7 +250,7 @@ def main():
             f.write('{"traceEvents": [ {"ph": "X", "name": ')
         os.symlink("/etc/passwd", os.path.join(allowed, "link-out"))
         s = Server(cli, ["--allow", allowed, "--allow", os.path.join(traces, "hta"),
-                         small, memory])
+                         small, memory, os.path.join(traces, "param-dlrm-8rank")])
         handshake(s)
         listed = s.call("list_traces", limit=200)
         check(any(p["path"].endswith("df_index_resolver.json.gz") for p in listed["paths"]),
@@ -259,6 +259,15 @@ def main():
         check_analysis_tools(s, cli, resnet)
         check_events(s, small)
         check_events(s, resnet)
+        dlrm = os.path.join(traces, "param-dlrm-8rank")
+        ranks = s.call("open_trace", path=dlrm)
+        check(ranks["traces"] == 8 and ranks["ranks"] == list(range(8))
+              and "ranks_compared" in ranks, "open_trace on a folder of 8 ranks compares them")
+        five = s.call("list_findings", path=dlrm, rank=5, limit=50)["findings"]
+        check(five and all(f["device"] in (5, -1) for f in five), "rank 5's findings are its own")
+        check(s.error("tools/call", {"name": "list_findings", "arguments": {"path": dlrm,
+                                                                           "rank": 55}})
+              ["code"] == -32602, "a rank the folder does not hold: invalid params")
         kineto = os.path.join(memory, os.listdir(memory)[0])
         mem = s.call("memory_at_peak", path=kineto)
         check(mem["memory"] is not None and mem["memory"]["devices"], "memory_at_peak on a "
