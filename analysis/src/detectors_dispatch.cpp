@@ -327,11 +327,15 @@ std::vector<RankedFix> dispatchFixes(const Context& c, Finding& f, const Dispatc
     const bool bound = e.bound();
     const int64_t launch = e.launch, cpu = e.cpu, optim = e.optim, untraced = e.untraced;
     std::vector<RankedFix> fixes;
+    // "the step" only where the window is made of steps (a trace without ProfilerSteps, e.g.
+    // an Nsight or rocprof export, may hold no training loop).
+    const bool steps = shareBase(c) == "step time";
     if (!e.usesGraphs && launch + (bound ? cpu : 0) > 0)
         fixes.push_back(
             {launch + (bound ? cpu : 0),
-             "capture the step in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
-             "torch.cuda.graphs) so launches cost " +
+             std::string(steps ? "capture the step" : "capture the repeated launches") +
+                 " in CUDA Graphs (torch.compile mode=\"reduce-overhead\", or "
+                 "torch.cuda.graphs) so launches cost " +
                  saidConstant(f, "~1 us", "a graph replay's cost per kernel") +
                  " per kernel; fuse small ops with torch.compile",
              "model = torch.compile(model, mode=\"reduce-overhead\")  # fusion + CUDA Graphs",
@@ -372,8 +376,10 @@ std::vector<RankedFix> dispatchFixes(const Context& c, Finding& f, const Dispatc
     if (cpu + untraced > 0)
         fixes.push_back(
             {cpu + untraced,
-             "move CPU work out of the step (or onto the GPU) and cut Python overhead with "
-             "torch.compile; profile with with_stack=True to see untraced Python",
+             std::string(steps ? "move CPU work out of the step"
+                               : "move CPU work off the thread that launches the GPU work") +
+                 " (or onto the GPU) and cut Python overhead with torch.compile; profile with "
+                 "with_stack=True to see untraced Python",
              "prof = torch.profiler.profile(with_stack=True)  # names the Python behind "
              "untraced time",
              {K::CpuCompute, K::HostUntraced}});

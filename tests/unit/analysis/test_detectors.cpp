@@ -358,6 +358,24 @@ private Q_SLOTS:
         QVERIFY2(f->savingNs > 500 * us,
                  std::to_string(f->savingNs).c_str()); // CUDA Graphs: ~1 us per launch
         QVERIFY(f->fix.rfind("1. capture the step in CUDA Graphs", 0) == 0);
+        // CPU work between the launches: moved "out of the step" where there are steps, off
+        // the launching thread where there are none (an Nsight or rocprof export).
+        for (const bool steps : {true, false}) {
+            TraceText c;
+            if (steps) c.step(1, 0, 4000);
+            for (int i = 0; i < 40; ++i) {
+                c.cpu("aten::cpu_work", i * 100, 80);
+                c.launch("tiny_elementwise", i * 100 + 82, 10, i * 100 + 93, 5);
+            }
+            const AnalysisResult cr = run(c);
+            const Finding* cf = find(cr, FindingKind::CpuDispatch);
+            QVERIFY(cf);
+            QVERIFY2(cf->fix.find(steps ? "move CPU work out of the step"
+                                        : "move CPU work off the thread that launches the GPU "
+                                          "work") != std::string::npos,
+                     cf->fix.c_str());
+            QVERIFY2(steps || cf->fix.find("the step") == std::string::npos, cf->fix.c_str());
+        }
         // Near miss: long kernels, the CPU runs ahead (queue builds up).
         TraceText n;
         n.step(1, 0, 5520);
